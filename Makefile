@@ -1,0 +1,49 @@
+# The two commands: `make test` and `make book`. Both create .venv when missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export MPLBACKEND := Agg
+
+.PHONY: test book notebooks lint data bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check littlekit tests benchmarks
+
+# Execute every notebook in order on the embedded default. The executed copies (outputs,
+# figures) go to book/executed/, which the table of contents publishes; sources stay clean.
+notebooks: $(STAMP)
+	mkdir -p book/executed
+	for nb in $(NOTEBOOKS); do \
+	  echo "== $$nb"; \
+	  $(BIN)/papermill --cwd notebooks --kernel python3 "$$nb" "book/executed/$$(basename $$nb)" || exit 1; \
+	done
+
+book: notebooks
+	$(BIN)/jupyter-book build .
+	test -f _build/html/index.html
+	@echo "book: $$(pwd)/_build/html/index.html"
+
+# Rebuild data/ from the real files (needs a checkout of the shared data).
+data: $(STAMP)
+	$(BIN)/littlekit data build --from $${LITTLEKIT_SHARED:-../shared/data} --out data
+
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf _build runs
