@@ -1,0 +1,64 @@
+"""Small statistics the book reuses: effect size of a grouping, confidence intervals of a share."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+
+def eta_squared(values: Sequence[float], groups: Sequence) -> float:
+    """One-way ANOVA effect size: SS_between / SS_total (share of variance explained by `groups`).
+
+    NaN handling: pairs whose value is NaN/inf or whose group is missing (None/NaN) are dropped
+    first. The result is NaN when fewer than two groups remain or when every remaining value is
+    equal (SS_total = 0, so "share of variance" is 0/0). Otherwise it lies in [0, 1].
+    """
+    numbers = np.asarray(values, dtype=float)
+    labels = list(groups)
+    if len(numbers) != len(labels):
+        raise ValueError(f"values and groups differ in length ({len(numbers)} vs {len(labels)})")
+    frame = pd.DataFrame({"value": numbers, "group": labels})
+    frame = frame[np.isfinite(frame["value"]) & frame["group"].notna()]
+    if frame["group"].nunique() < 2:
+        return math.nan
+    grand_mean = frame["value"].mean()
+    ss_total = float(((frame["value"] - grand_mean) ** 2).sum())
+    if ss_total == 0.0:
+        return math.nan
+    by_group = frame.groupby("group", observed=True)["value"].agg(["mean", "size"])
+    ss_between = float((by_group["size"] * (by_group["mean"] - grand_mean) ** 2).sum())
+    return min(1.0, ss_between / ss_total)  # min(): rounding can push an exact 1 a hair above
+
+
+def wilson_interval(
+    successes: ArrayLike, n: ArrayLike, confidence: float = 0.95
+) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval for a proportion `successes / n`; returns (low, high).
+
+    Works on scalars (returns two floats) or array-likes (returns two arrays). Unlike the
+    normal approximation it stays inside [0, 1] and behaves at 0 and n successes, which is
+    the common case here (for example 0% of Beyond-K-5 passages retained). n = 0 gives
+    (NaN, NaN): there is no information about the share.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    k = np.asarray(successes, dtype=float)
+    total = np.asarray(n, dtype=float)
+    if np.any(total < 0) or np.any(k < 0) or np.any(k > total):
+        raise ValueError("need 0 <= successes <= n")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / total
+        denominator = 1.0 + z**2 / total
+        centre = (p + z**2 / (2.0 * total)) / denominator
+        half = z * np.sqrt(p * (1.0 - p) / total + z**2 / (4.0 * total**2)) / denominator
+        low = np.where(total > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
+        high = np.where(total > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high

@@ -1,0 +1,80 @@
+import math
+
+import numpy as np
+import pytest
+
+from littlekit.stats import eta_squared, wilson_interval
+
+
+def test_eta_squared_hand_computed():
+    # groups a: 1, 2, 3 (mean 2); b: 4, 6 (mean 5); grand mean 16/5 = 3.2.
+    # SS_between = 3*(2-3.2)^2 + 2*(5-3.2)^2 = 4.32 + 6.48 = 10.8
+    # SS_total = 4.84 + 1.44 + 0.04 + 0.64 + 7.84 = 14.8
+    values = [1, 2, 3, 4, 6]
+    groups = ["a", "a", "a", "b", "b"]
+    assert eta_squared(values, groups) == pytest.approx(10.8 / 14.8)
+
+
+def test_eta_squared_zero_when_group_means_equal():
+    values = [1, 3, 0, 4, 2, 2]
+    groups = ["x", "x", "y", "y", "z", "z"]
+    assert eta_squared(values, groups) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_eta_squared_one_when_no_within_group_variance():
+    values = [1.5, 1.5, 7.0, 7.0, 7.0, -2.0]
+    groups = ["K5", "K5", "K8", "K8", "K8", "K12"]
+    assert eta_squared(values, groups) == pytest.approx(1.0)
+
+
+def test_eta_squared_matches_closed_form_on_random_data():
+    rng = np.random.default_rng(0)
+    groups = rng.choice(["K5", "K8", "K12", "OOS"], size=400)
+    values = rng.normal(size=400) + (groups == "K5") * 1.0
+    grand = values.mean()
+    between = sum((groups == g).sum() * (values[groups == g].mean() - grand) ** 2 for g in set(groups))
+    total = ((values - grand) ** 2).sum()
+    assert eta_squared(values, groups) == pytest.approx(between / total)
+
+
+def test_eta_squared_drops_missing_values_and_groups():
+    values = [1, 2, 3, 4, 6, math.nan, 100.0]
+    groups = ["a", "a", "a", "b", "b", "b", None]
+    assert eta_squared(values, groups) == pytest.approx(10.8 / 14.8)
+
+
+def test_eta_squared_undefined_cases_are_nan():
+    assert math.isnan(eta_squared([1, 2, 3], ["a", "a", "a"]))  # one group
+    assert math.isnan(eta_squared([2, 2, 2, 2], ["a", "a", "b", "b"]))  # no variance at all
+
+
+def test_eta_squared_rejects_length_mismatch():
+    with pytest.raises(ValueError, match="differ in length"):
+        eta_squared([1, 2, 3], ["a", "b"])
+
+
+def test_wilson_interval_known_value():
+    # 8 of 10 at 95%: the textbook Wilson interval is (0.4902, 0.9433).
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4)
+    assert high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_wilson_interval_edges_stay_in_unit_range():
+    low, high = wilson_interval(0, 50)
+    assert low == 0.0 and 0.0 < high < 0.1
+    low, high = wilson_interval(50, 50)
+    assert high == 1.0 and 0.9 < low < 1.0
+
+
+def test_wilson_interval_vectorised_and_empty():
+    low, high = wilson_interval(np.array([0, 5, 0]), np.array([10, 10, 0]))
+    assert low.shape == (3,) and math.isnan(low[2]) and math.isnan(high[2])
+    assert low[1] < 0.5 < high[1]
+
+
+def test_wilson_interval_rejects_impossible_counts():
+    with pytest.raises(ValueError):
+        wilson_interval(11, 10)
+    with pytest.raises(ValueError):
+        wilson_interval(1, 10, confidence=1.0)
