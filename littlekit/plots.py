@@ -1,0 +1,71 @@
+"""One figure style for the whole book. Every notebook calls `use_book_style()` first.
+
+Bands keep the same colour in every chapter (K5 is always blue, Beyond K-5 always vermilion),
+taken from seaborn's colour-blind-safe palette.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from littlekit.grades import BANDS
+
+# seaborn "colorblind" palette entries, written out so a figure never depends on palette order.
+BAND_COLORS: dict[str, str] = {
+    "K5": "#0173b2",
+    "K8": "#de8f05",
+    "K12": "#029e73",
+    "OOS": "#cc78bc",
+    "K-5": "#0173b2",
+    "Beyond K-5": "#d55e00",
+}
+BAND_ORDER: tuple[str, ...] = BANDS
+SPLIT_ORDER: tuple[str, ...] = ("K-5", "Beyond K-5")
+FIGSIZE: tuple[float, float] = (7.0, 4.0)
+DPI = 110
+
+
+def use_book_style() -> None:
+    """Apply the book's seaborn theme: white grid, notebook context, colour-blind palette."""
+    sns.set_theme(
+        context="notebook",
+        style="whitegrid",
+        palette="colorblind",
+        rc={
+            "figure.figsize": FIGSIZE,
+            "figure.dpi": DPI,
+            "savefig.dpi": 150,
+            "savefig.bbox": "tight",
+            "axes.titlesize": "medium",
+            "axes.titleweight": "bold",
+        },
+    )
+
+
+def band_palette(labels: list[str] | tuple[str, ...] | None = None) -> dict[str, str]:
+    """The colours of `labels` (default: the four bands), for seaborn's `palette=` argument."""
+    chosen = BAND_ORDER if labels is None else labels
+    unknown = [label for label in chosen if label not in BAND_COLORS]
+    if unknown:
+        raise ValueError(f"no book colour for {unknown}; known: {', '.join(BAND_COLORS)}")
+    return {label: BAND_COLORS[label] for label in chosen}
+
+
+def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
+    """Save `fig` (format from the suffix, PNG when none), creating folders; returns the path."""
+    target = Path(path)
+    if not target.suffix:
+        target = target.with_suffix(".png")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(target)
+    return target
+
+
+def close(fig: Figure) -> None:
+    """Release a figure that has been shown or saved (keeps long notebooks light)."""
+    plt.close(fig)
