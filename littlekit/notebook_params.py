@@ -1,0 +1,83 @@
+"""Checks for notebook parameters, so a bad `papermill -p` value fails at once with a clear message.
+
+Each check returns the value (normalised where noted) or raises `ParameterError` naming the
+parameter, what it must be and what it got. Notebooks call them right after the `parameters` cell.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+_RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ParameterError(ValueError):
+    """A notebook parameter has a value the notebook cannot use."""
+
+
+def _fail(name: str, expected: str, value: Any) -> ParameterError:
+    return ParameterError(f"parameter {name} must be {expected}, got {value!r}")
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    """An int >= 1 (bools and floats such as 2.5 are refused; 2.0 is accepted as 2)."""
+    if isinstance(value, bool):
+        raise _fail(name, "a positive integer", value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or value < 1:
+        raise _fail(name, "a positive integer", value)
+    return value
+
+
+def check_int(name: str, value: Any) -> int:
+    """Any int (for seeds); bools are refused."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(name, "an integer", value)
+    return value
+
+
+def check_number(name: str, value: Any, low: float = -math.inf, high: float = math.inf) -> float:
+    """A finite real number in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _fail(name, "a finite number", value)
+    if not low <= value <= high:
+        raise _fail(name, f"a number in [{low}, {high}]", value)
+    return float(value)
+
+
+def check_fraction(name: str, value: Any) -> float:
+    """A number in [0, 1] (a share, a threshold on a fraction)."""
+    return check_number(name, value, 0.0, 1.0)
+
+
+def check_choice(name: str, value: Any, choices: Collection) -> Any:
+    """One of `choices`."""
+    if value not in choices:
+        raise _fail(name, f"one of {sorted(map(str, choices))}", value)
+    return value
+
+
+def check_run_name(name: str, value: Any) -> str:
+    """A run name usable as one folder name: letters, digits, '.', '_', '-'; no slashes."""
+    if not isinstance(value, str) or not _RUN_NAME_RE.match(value):
+        raise _fail(name, "a folder name of letters, digits, '.', '_' or '-'", value)
+    return value
+
+
+def check_path(name: str, value: Any, allow_none: bool = True, must_exist: bool = True) -> Path | None:
+    """None (when allowed: the embedded default) or a path, which must exist when `must_exist`."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str | os.PathLike) or not str(value):
+        expected = "a path or None" if allow_none else "a path"
+        raise _fail(name, expected, value)
+    path = Path(value).expanduser()
+    if must_exist and not path.exists():
+        raise ParameterError(f"parameter {name} points at {str(path)!r}, which does not exist")
+    return path

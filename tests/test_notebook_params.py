@@ -1,0 +1,47 @@
+import pytest
+
+from littlekit import notebook_params as p
+
+
+def test_positive_int_accepts_and_normalises():
+    assert p.check_positive_int("sample_size", 50) == 50
+    assert p.check_positive_int("sample_size", 3.0) == 3
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "10", True, None])
+def test_positive_int_refuses_with_the_parameter_name(bad):
+    with pytest.raises(p.ParameterError, match="parameter sample_size must be a positive integer"):
+        p.check_positive_int("sample_size", bad)
+
+
+def test_fraction_and_number_bounds():
+    assert p.check_fraction("max_oov", 0.05) == 0.05
+    assert p.check_number("max_aoa", 12, 0, 30) == 12.0
+    for bad in [-0.1, 1.5, float("nan"), "0.1"]:
+        with pytest.raises(p.ParameterError, match="max_oov"):
+            p.check_fraction("max_oov", bad)
+
+
+def test_run_name_is_one_folder():
+    assert p.check_run_name("run_name", "default-2.b") == "default-2.b"
+    for bad in ["", "../up", "a/b", ".hidden", 3]:
+        with pytest.raises(p.ParameterError, match="run_name"):
+            p.check_run_name("run_name", bad)
+
+
+def test_path_none_existing_and_missing(tmp_path):
+    assert p.check_path("data_root", None) is None
+    assert p.check_path("data_root", str(tmp_path)) == tmp_path
+    with pytest.raises(p.ParameterError, match="does not exist"):
+        p.check_path("data_root", tmp_path / "missing")
+    with pytest.raises(p.ParameterError, match="a path"):
+        p.check_path("data_root", None, allow_none=False)
+
+
+def test_int_and_choice():
+    assert p.check_int("seed", -3) == -3
+    with pytest.raises(p.ParameterError, match="seed"):
+        p.check_int("seed", 1.5)
+    assert p.check_choice("impute", "fitted", {"published", "fitted", "none"}) == "fitted"
+    with pytest.raises(p.ParameterError, match="one of"):
+        p.check_choice("impute", "zipf", {"published", "fitted", "none"})
