@@ -74,7 +74,8 @@ def test_ids_come_from_the_id_field_else_the_line_number(tmp_path):
 
 def test_blank_lines_are_skipped_and_line_numbers_stay_physical(tmp_path):
     path = tmp_path / "blank.jsonl"
-    path.write_bytes(b'\xef\xbb\xbf{"text": "bom first"}\r\n\r\n   \n{"text": "fourth"}')  # BOM, CRLF, no final \n
+    # A byte-order mark, CRLF endings, blank lines, and no newline at the end.
+    path.write_bytes(b'\xef\xbb\xbf{"text": "bom first"}\r\n\r\n   \n{"text": "fourth"}')
     records = list(read_jsonl(path))
     assert [(r.line, r.text) for r in records] == [(1, "bom first"), (4, "fourth")]
 
