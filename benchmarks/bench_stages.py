@@ -1,0 +1,124 @@
+"""Throughput of the rule-based filter stages, each against a bare pass of the token regex.
+
+    python benchmarks/bench_stages.py [--in docs.jsonl] [--aoa-table aoa.csv] [--seconds 1.0]
+
+Texts: `--in` (any jsonl with a "text" field) when given, else the embedded demo corpus
+(data/demo_corpus/demo_web.jsonl), else the CommonCoreText-PD passages. Every stage is timed
+in this process after a warm-up pass (so per-word memos are warm, as they are after the first
+few thousand documents of a real shard), as the best of repeated passes over all texts, with
+the baseline `WORD_RE.findall(text.lower())` timed the same way, interleaved with it.
+
+A stage's section is one `bench_<stage>(texts, args)` function (args: the parsed command line)
+returning printable lines; add a stage by writing its function and listing it in SECTIONS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from littlekit import config
+from littlekit.text import WORD_RE
+
+DEFAULT_SOURCES = ("demo_corpus/demo_web.jsonl", "commoncoretext_pd/passages.jsonl")
+
+
+def load_texts(path: str | None) -> tuple[list[str], str]:
+    """Texts of a jsonl file: the given one, else the first embedded default that exists."""
+    candidates = [Path(path)] if path else []
+    if not path:
+        for relative in DEFAULT_SOURCES:
+            try:
+                candidates.append(config.data_path(relative))
+            except FileNotFoundError:
+                continue
+    if not candidates:
+        raise SystemExit(f"no texts: none of {DEFAULT_SOURCES} exists under the data root; pass --in")
+    source = candidates[0]
+    with source.open(encoding="utf-8") as handle:
+        texts = [json.loads(line).get("text") or "" for line in handle if line.strip()]
+    return texts, str(source)
+
+
+def bare_regex(texts: list[str]) -> None:
+    findall = WORD_RE.findall
+    for text in texts:
+        findall(text.lower())
+
+
+def timed_pass(run: Callable[[list[str]], object], texts: list[str]) -> float:
+    start = time.perf_counter()
+    run(texts)
+    return time.perf_counter() - start
+
+
+def compare(
+    stage_pass: Callable[[list[str]], object], texts: list[str], seconds: float
+) -> tuple[float, float]:
+    """Best-of times (stage, bare regex), passes interleaved until `seconds` of stage time."""
+    stage_times, bare_times = [], []
+    while sum(stage_times) < seconds or len(stage_times) < 3:
+        bare_times.append(timed_pass(bare_regex, texts))
+        stage_times.append(timed_pass(stage_pass, texts))
+    return min(stage_times), min(bare_times)
+
+
+def rate_lines(label: str, texts: list[str], stage_s: float, bare_s: float) -> list[str]:
+    n_tokens = sum(len(WORD_RE.findall(text.lower())) for text in texts)
+    return [
+        f"  {label}: {len(texts) / stage_s:,.0f} docs/s, {n_tokens / stage_s / 1e6:.2f} M tokens/s",
+        f"  bare regex pass: {len(texts) / bare_s:,.0f} docs/s",
+        f"  ratio stage / bare regex: {stage_s / bare_s:.2f}x  (target <= 3x)",
+    ]
+
+
+def bench_aoa(texts: list[str], args: argparse.Namespace) -> list[str]:
+    """Stage 1 (AoA + Zipf), published imputation, default thresholds."""
+    from littlekit.lexicon import AoALexicon
+    from littlekit.stages.aoa import AoAStage
+
+    stage = AoAStage(AoALexicon.load(args.aoa_table))
+
+    def run(batch: Iterable[str]) -> Counter:
+        return Counter(stage(text).reason or "kept" for text in batch)
+
+    cold_s = timed_pass(run, texts)  # first pass: fills the per-word memo (wordfreq lookups)
+    outcomes = run(texts)
+    stage_s, bare_s = compare(run, texts, args.seconds)
+    return [
+        f"stage 1 aoa ({stage.lexicon})",
+        f"  cold first pass (memo filling): {len(texts) / cold_s:,.0f} docs/s",
+        *rate_lines("warm (after a warm-up pass; memo warm)", texts, stage_s, bare_s),
+        "  outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.most_common()),
+    ]
+
+
+SECTIONS = {"aoa": bench_aoa}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--in", dest="inp", help="jsonl with a 'text' field (default: embedded demo corpus)")
+    parser.add_argument("--aoa-table", help="word,aoa csv/parquet (default: embedded Kuperman table)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="stage time to accumulate per stage")
+    parser.add_argument("--stages", default=",".join(SECTIONS), help=f"subset of {','.join(SECTIONS)}")
+    args = parser.parse_args(argv)
+
+    texts, source = load_texts(args.inp)
+    n_chars = sum(map(len, texts))
+    print(f"texts: {len(texts):,} from {source} (mean {n_chars / max(len(texts), 1):,.0f} chars)")
+    print("timing: best of interleaved passes, in-process, after a warm-up pass")
+    for name in filter(None, (part.strip() for part in args.stages.split(","))):
+        if name not in SECTIONS:
+            raise SystemExit(f"unknown stage {name!r}; known: {', '.join(SECTIONS)}")
+        print("\n".join(SECTIONS[name](texts, args)))
+
+
+if __name__ == "__main__":
+    main()
