@@ -1,0 +1,356 @@
+"""The cascade: filter stages in order, each on what the previous one kept, and a report that adds up.
+
+Every record read ends as exactly one `Outcome`:
+
+    kept     it passed every stage
+    dropped  a stage rejected it (stage name, reason code, that stage's scores)
+    errored  it never became a document (a reason code from littlekit.io) or a stage raised on it
+             ("stage_error:<stage>", with the exception as detail)
+
+Records stream through in batches of `batch_size`, so memory stays bounded however long the
+input is. A stage that offers `score_batch(texts) -> list[dict]` is scored a batch at a time (the
+shape fastText and encoder stages want); if that raises, the batch is re-scored one document at a
+time so one bad document cannot take its neighbours with it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from littlekit.io import Document, Record, RecordError
+from littlekit.stages.base import Decision, Stage
+
+KEPT, DROPPED, ERRORED = "kept", "dropped", "errored"
+STAGE_ERROR = "stage_error"
+MAX_DETAIL = 500
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of one input record."""
+
+    record: Record
+    status: str  # KEPT, DROPPED or ERRORED
+    stage: str | None = None  # the stage that dropped it, or raised on it
+    reason: str | None = None
+    detail: str = ""
+    scores: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage name -> its scores
+
+    @property
+    def id(self) -> str | None:
+        return self.record.id
+
+    @property
+    def line(self) -> int:
+        return self.record.line
+
+    def to_row(self) -> dict[str, Any]:
+        """A flat row for the rejected file: where the record came from and why it went."""
+        record = self.record
+        preview = record.text[:200] if isinstance(record, Document) else record.preview
+        return {
+            "id": record.id,
+            "line": record.line,
+            "outcome": self.status,
+            "stage": self.stage,
+            "reason": self.reason,
+            "detail": self.detail,
+            "scores": self.scores,
+            "preview": preview,
+        }
+
+
+@dataclass
+class StageRetention:
+    """How many documents entered a stage and how many it passed on."""
+
+    stage: str
+    n_in: int
+    n_out: int
+    dropped: int
+    errored: int
+    seconds: float
+
+    @property
+    def fraction(self) -> float:
+        return self.n_out / self.n_in if self.n_in else 0.0
+
+
+@dataclass
+class CascadeReport:
+    """Counts of one cascade run. Invariant: kept + dropped + errored == read."""
+
+    stages: list[str]
+    read: int = 0
+    kept: int = 0
+    dropped_by_stage: dict[str, Counter] = field(default_factory=dict)  # stage -> reason -> n
+    errored_by_reason: Counter = field(default_factory=Counter)
+    stage_in: Counter = field(default_factory=Counter)
+    stage_out: Counter = field(default_factory=Counter)
+    stage_errored: Counter = field(default_factory=Counter)
+    stage_seconds: Counter = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        for name in self.stages:
+            self.dropped_by_stage.setdefault(name, Counter())
+
+    @property
+    def dropped(self) -> int:
+        return sum(sum(reasons.values()) for reasons in self.dropped_by_stage.values())
+
+    @property
+    def errored(self) -> int:
+        return sum(self.errored_by_reason.values())
+
+    def add(self, outcome: Outcome) -> None:
+        """Count one finished outcome (stage_in/out are counted by the cascade as it goes)."""
+        self.read += 1
+        if outcome.status == KEPT:
+            self.kept += 1
+        elif outcome.status == DROPPED:
+            self.dropped_by_stage[outcome.stage][outcome.reason] += 1
+        else:
+            self.errored_by_reason[outcome.reason] += 1
+
+    def retention(self) -> list[StageRetention]:
+        """Per stage: documents in, documents out, dropped, errored, seconds spent."""
+        return [
+            StageRetention(
+                name,
+                self.stage_in[name],
+                self.stage_out[name],
+                sum(self.dropped_by_stage[name].values()),
+                self.stage_errored[name],
+                self.stage_seconds[name],
+            )
+            for name in self.stages
+        ]
+
+    @property
+    def input_errors(self) -> int:
+        """Records that never became documents (errored before the first stage)."""
+        return sum(n for reason, n in self.errored_by_reason.items() if not reason.startswith(STAGE_ERROR))
+
+    def problems(self) -> list[str]:
+        """Every way the counts fail to add up; empty when the report is consistent."""
+        found = []
+        if self.kept + self.dropped + self.errored != self.read:
+            found.append(
+                f"kept {self.kept} + dropped {self.dropped} + errored {self.errored} != read {self.read}"
+            )
+        passed = self.read - self.input_errors  # documents handed to the first stage
+        for row in self.retention():
+            if row.n_in != passed:
+                found.append(f"{row.stage}: {row.n_in} entered but {passed} were passed on to it")
+            if row.n_in - row.n_out != row.dropped + row.errored:
+                found.append(f"{row.stage}: in {row.n_in} - out {row.n_out} != dropped + errored")
+            passed = row.n_out
+        if passed != self.kept:
+            found.append(f"{passed} passed the last stage but {self.kept} were kept")
+        return found
+
+    def check(self) -> None:
+        """Raise AssertionError when the counts do not add up."""
+        found = self.problems()
+        if found:
+            raise AssertionError("inconsistent cascade report: " + "; ".join(found))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form (what `littlekit filter --report` writes)."""
+        return {
+            "read": self.read,
+            "kept": self.kept,
+            "dropped": self.dropped,
+            "errored": self.errored,
+            "consistent": not self.problems(),
+            "stages": [
+                {
+                    "stage": row.stage,
+                    "in": row.n_in,
+                    "out": row.n_out,
+                    "dropped": row.dropped,
+                    "errored": row.errored,
+                    "retention": round(row.fraction, 6),
+                    "cumulative_retention": round(row.n_out / self.read, 6) if self.read else 0.0,
+                    "seconds": round(row.seconds, 3),
+                }
+                for row in self.retention()
+            ],
+            "dropped_by_stage": {name: dict(reasons) for name, reasons in self.dropped_by_stage.items()},
+            "errored_by_reason": dict(self.errored_by_reason),
+        }
+
+    def to_table(self):
+        """One row per stage: in, out, dropped, errored, retention (out/in), cumulative (out/read)."""
+        import pandas as pd
+
+        rows = self.to_dict()["stages"]
+        columns = ["stage", "in", "out", "dropped", "errored", "retention", "cumulative_retention", "seconds"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def reasons_table(self):
+        """Long form: one row per (outcome, stage, reason) with its count."""
+        import pandas as pd
+
+        rows = [
+            {"outcome": DROPPED, "stage": name, "reason": reason, "count": n}
+            for name, reasons in self.dropped_by_stage.items()
+            for reason, n in sorted(reasons.items())
+        ]
+        rows += [
+            {"outcome": ERRORED, "stage": _stage_of_error(reason), "reason": reason, "count": n}
+            for reason, n in sorted(self.errored_by_reason.items())
+        ]
+        return pd.DataFrame(rows, columns=["outcome", "stage", "reason", "count"])
+
+    def summary(self) -> str:
+        """A printable retention report in the style of the released filter script."""
+        n0 = max(self.read, 1)
+        lines = [
+            f"read    : {self.read:>10,}",
+            f"  {'input errors':<16s}: {self.input_errors:>8,} ({100 * self.input_errors / n0:5.2f}%)",
+        ]
+        lines.append("retention after each stage:")
+        for i, row in enumerate(self.retention(), start=1):
+            lost = f"dropped {row.dropped:,}" + (f", errored {row.errored:,}" if row.errored else "")
+            lost += f" (stage kept {100 * row.fraction:.1f}%)"
+            lines.append(
+                f"  {f'{i} {row.stage}':<16s}: {row.n_out:>8,} / {self.read:,} "
+                f"({100 * row.n_out / n0:5.2f}%) -- {lost}  [{row.seconds:.1f}s]"
+            )
+        lines.append(
+            f"kept    : {self.kept:>10,} ({100 * self.kept / n0:.2f}%)   "
+            f"dropped: {self.dropped:,}   errored: {self.errored:,}"
+        )
+        for name, reasons in self.dropped_by_stage.items():
+            for reason, n in reasons.most_common():
+                lines.append(f"  dropped  {name:<10s} {reason:<24s} {n:>8,}")
+        for reason, n in self.errored_by_reason.most_common():
+            lines.append(f"  errored  {'':<10s} {reason:<24s} {n:>8,}")
+        if self.problems():
+            lines.append("WARNING: counts do not add up: " + "; ".join(self.problems()))
+        return "\n".join(lines)
+
+
+def _stage_of_error(reason: str) -> str | None:
+    return reason.split(":", 1)[1] if reason.startswith(STAGE_ERROR + ":") else None
+
+
+class CascadeRun:
+    """One pass of records through a cascade: iterate it for outcomes; `report` fills in as you go."""
+
+    def __init__(self, cascade: Cascade, records: Iterable[Record], report: CascadeReport):
+        self.report = report
+        self._outcomes = cascade._outcomes(records, report)
+
+    def __iter__(self) -> Iterator[Outcome]:
+        return self._outcomes
+
+    def consume(self) -> CascadeReport:
+        """Run to the end without keeping outcomes; return the finished report."""
+        for _ in self._outcomes:
+            pass
+        return self.report
+
+
+class Cascade:
+    """Filter stages applied in order; a document leaves at the first stage that drops it."""
+
+    def __init__(self, stages: Sequence[Stage], batch_size: int = 1_000):
+        names = [stage.name for stage in stages]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"stage names must be unique; repeated: {', '.join(repeated)}")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.stages = list(stages)
+        self.batch_size = batch_size
+
+    @property
+    def names(self) -> list[str]:
+        return [stage.name for stage in self.stages]
+
+    def run(self, records: Iterable[Record], report: CascadeReport | None = None) -> CascadeRun:
+        """Stream records through the stages; iterate the result for one Outcome per record."""
+        return CascadeRun(self, records, report or CascadeReport(self.names))
+
+    def _outcomes(self, records: Iterable[Record], report: CascadeReport) -> Iterator[Outcome]:
+        batch: list[Record] = []
+        for record in records:
+            batch.append(record)
+            if len(batch) >= self.batch_size:
+                yield from self._run_batch(batch, report)
+                batch = []
+        if batch:
+            yield from self._run_batch(batch, report)
+
+    def _run_batch(self, batch: list[Record], report: CascadeReport) -> list[Outcome]:
+        done: dict[int, Outcome] = {}
+        scores: dict[int, dict[str, dict]] = {}
+        live: list[int] = []
+        for i, record in enumerate(batch):
+            if isinstance(record, RecordError):
+                done[i] = Outcome(record, ERRORED, None, record.reason, record.detail)
+            else:
+                live.append(i)
+                scores[i] = {}
+        for stage in self.stages:
+            if not live:
+                break
+            live = self._apply(stage, batch, live, done, scores, report)
+        for i in live:
+            done[i] = Outcome(batch[i], KEPT, scores=scores[i])
+        outcomes = [done[i] for i in range(len(batch))]
+        for outcome in outcomes:
+            report.add(outcome)
+        return outcomes
+
+    def _apply(self, stage, batch, live, done, scores, report) -> list[int]:
+        """Run one stage on the live documents; return the indices it keeps."""
+        report.stage_in[stage.name] += len(live)
+        start = time.perf_counter()
+        verdicts = _decide_all(stage, [batch[i].text for i in live])
+        report.stage_seconds[stage.name] += time.perf_counter() - start
+        kept = []
+        for i, verdict in zip(live, verdicts, strict=True):
+            if isinstance(verdict, BaseException):
+                reason = f"{STAGE_ERROR}:{stage.name}"
+                detail = f"{type(verdict).__name__}: {verdict}"[:MAX_DETAIL]
+                done[i] = Outcome(batch[i], ERRORED, stage.name, reason, detail, scores[i])
+                report.stage_errored[stage.name] += 1
+                continue
+            scores[i][stage.name] = dict(verdict.scores)
+            if verdict.keep:
+                kept.append(i)
+            else:
+                reason = verdict.reason or "unspecified"
+                done[i] = Outcome(batch[i], DROPPED, stage.name, reason, scores=scores[i])
+        report.stage_out[stage.name] += len(kept)
+        return kept
+
+
+def _decide_all(stage: Stage, texts: list[str]) -> list[Decision | Exception]:
+    """A decision (or the exception raised) per text, batch-scored when the stage can."""
+    score_batch = getattr(stage, "score_batch", None)
+    if score_batch is not None:
+        try:
+            batch_scores = list(score_batch(texts))
+        except Exception:
+            batch_scores = None  # isolate the culprit below, one document at a time
+        if batch_scores is not None and len(batch_scores) == len(texts):
+            return [_guard(stage.decide, s) for s in batch_scores]
+    return [_guard(stage, text) for text in texts]
+
+
+def _guard(fn, arg) -> Decision | Exception:
+    try:
+        verdict = fn(arg)
+    except Exception as exc:
+        return exc
+    if not isinstance(verdict, Decision):
+        return TypeError(f"stage returned {type(verdict).__name__}, not a Decision")
+    return verdict

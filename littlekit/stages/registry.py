@@ -1,0 +1,123 @@
+"""Stage names to stage objects, so `--stages aoa,symbolic` and a notebook build the same cascade.
+
+A stage joins by registering a factory that takes `StageOptions` and returns the stage:
+
+    @register_stage("fasttext", "fastText grade classifier: keep __label__K5")
+    def _fasttext(options: StageOptions) -> Stage:
+        from littlekit.stages.fasttext import FastTextStage
+        return FastTextStage(options.fasttext_model)
+
+Factories import their module when called, so naming one stage never pays for (or breaks on)
+another stage's heavy dependencies. A new stage with new settings adds fields to StageOptions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from littlekit.stages.base import Stage
+
+P95_MAX_AOA = 12.0
+OOV_THRESHOLD = 0.05
+MIN_BEYOND_SCORE = 4.0
+IMPUTE_CHOICES = ("published", "fitted", "none")
+
+
+@dataclass(frozen=True)
+class StageOptions:
+    """Settings for every registered stage; each factory reads the fields it needs."""
+
+    aoa_table: str | None = None  # csv/parquet with columns word, aoa; None = embedded Kuperman table
+    aoa_impute: str = "published"  # Zipf imputation for words missing from the table
+    max_aoa: float = P95_MAX_AOA
+    max_oov: float = OOV_THRESHOLD
+    word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
+    min_beyond_score: float = MIN_BEYOND_SCORE
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.max_oov <= 1.0:
+            raise ValueError(f"max_oov must be a fraction between 0 and 1, got {self.max_oov}")
+        if not math.isfinite(self.max_aoa):
+            raise ValueError(f"max_aoa must be a finite number of years, got {self.max_aoa}")
+        if not math.isfinite(self.min_beyond_score):
+            raise ValueError(f"min_beyond_score must be finite, got {self.min_beyond_score}")
+        if self.aoa_impute not in IMPUTE_CHOICES:
+            raise ValueError(
+                f"aoa_impute must be one of {', '.join(IMPUTE_CHOICES)}, got {self.aoa_impute!r}"
+            )
+
+
+StageFactory = Callable[[StageOptions], Stage]
+_FACTORIES: dict[str, tuple[StageFactory, str]] = {}
+
+
+def register_stage(name: str, description: str = "") -> Callable[[StageFactory], StageFactory]:
+    """Decorator: make `name` buildable by build_stages."""
+
+    def add(factory: StageFactory) -> StageFactory:
+        if name in _FACTORIES:
+            raise ValueError(f"stage {name!r} is already registered")
+        _FACTORIES[name] = (factory, description)
+        return factory
+
+    return add
+
+
+def known_stages() -> dict[str, str]:
+    """Registered stage names, in cascade order of the published filter, with a line on each."""
+    return {name: description for name, (_, description) in _FACTORIES.items()}
+
+
+def stage_names(spec: str | Sequence[str]) -> list[str]:
+    """Validated stage names from "aoa,symbolic" or a list; ValueError names the known ones."""
+    names = [part.strip() for part in spec.split(",")] if isinstance(spec, str) else [*spec]
+    names = [name for name in names if name]
+    if not names:
+        raise ValueError(f"no stages given; known stages: {', '.join(_FACTORIES)}")
+    unknown = [name for name in names if name not in _FACTORIES]
+    if unknown:
+        raise ValueError(
+            f"unknown stage {', '.join(map(repr, unknown))}; known stages: {', '.join(_FACTORIES)}"
+        )
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"stage listed twice: {', '.join(repeated)}")
+    return names
+
+
+def build_stages(
+    spec: str | Sequence[str], options: StageOptions | Mapping[str, Any] | None = None
+) -> list[Stage]:
+    """The stages named in `spec`, in that order, built with `options` (a StageOptions or a dict)."""
+    names = stage_names(spec)
+    if options is None:
+        options = StageOptions()
+    elif isinstance(options, Mapping):
+        options = StageOptions(**options)
+    return [_FACTORIES[name][0](options) for name in names]
+
+
+@register_stage("aoa", "stage 1: 95th-percentile age of acquisition <= max_aoa, OOV share <= max_oov")
+def _aoa(options: StageOptions) -> Stage:
+    from littlekit.lexicon import AoALexicon
+    from littlekit.stages.aoa import AoAStage
+
+    lexicon = AoALexicon.load(options.aoa_table, impute=options.aoa_impute)
+    return AoAStage(lexicon, max_aoa=options.max_aoa, max_oov=options.max_oov)
+
+
+@register_stage("symbolic", "stage 4: no exponents, roots, logs, trigonometry, algebra or chemistry")
+def _symbolic(options: StageOptions) -> Stage:
+    from littlekit.stages.symbolic import SymbolicStage
+
+    return SymbolicStage()
+
+
+@register_stage("frequency", "stage 5: no word with beyond_score >= min_beyond_score (word table)")
+def _frequency(options: StageOptions) -> Stage:
+    from littlekit.stages.frequency import FrequencyStage
+
+    return FrequencyStage(options.word_table, min_beyond_score=options.min_beyond_score)
