@@ -30,8 +30,8 @@ DEFAULT_TABLE = "aoa/kuperman_aoa.csv"
 IMPUTE_MODES = ("published", "fitted", "none")
 
 # The memo marks OOV words with +inf: it sorts after every real AoA, so a stage can count and
-# slice OOV tokens off a sorted list without a Python-level loop. Tables with non-finite AoAs
-# are refused at load time so the marker is unambiguous.
+# slice OOV tokens off a sorted list without a Python-level loop. AoALexicon refuses tables
+# with non-finite AoAs so the marker is unambiguous (and sorting stays total).
 OOV = math.inf
 
 
@@ -76,8 +76,6 @@ def read_aoa_table(path: str | os.PathLike) -> dict[str, float]:
         raise ValueError(f"AoA table {path}: column 'aoa' is not numeric ({exc})") from exc
     words = frame["word"].astype("string").str.lower().str.strip()
     table = pd.DataFrame({"word": words, "aoa": aoa}).dropna().drop_duplicates("word")
-    if not np.isfinite(table["aoa"].to_numpy()).all():
-        raise ValueError(f"AoA table {path}: column 'aoa' holds infinite values")
     if table.empty:
         raise ValueError(f"AoA table {path} has no usable (word, aoa) rows")
     # Plain str and float (not numpy scalars) keep the hot path on CPython's fast paths.
@@ -125,7 +123,7 @@ class _Memo(dict):
         self._lexicon = lexicon
 
     def __missing__(self, word: str) -> float:
-        if len(self) >= self._lexicon.memo_limit:
+        if len(self) >= len(self._lexicon.table) + self._lexicon.memo_limit:
             # Keep memory bounded on endless streams of novel strings: forget imputed words.
             self.clear()
             self.update(self._lexicon.table)
@@ -146,9 +144,13 @@ class AoALexicon:
         source: str | None = None,
         memo_limit: int = 2_000_000,
     ):
+        """`memo_limit` bounds how many words outside the table are remembered at once."""
         if impute not in IMPUTE_MODES:
             raise ValueError(f"impute must be one of {IMPUTE_MODES}, got {impute!r}")
         self.table: dict[str, float] = {str(w): float(a) for w, a in table.items()}
+        not_finite = [w for w, a in self.table.items() if not math.isfinite(a)]
+        if not_finite:
+            raise ValueError(f"AoA table has non-finite values, e.g. {not_finite[:3]}")
         self.impute = impute
         self.source = source
         self.memo_limit = memo_limit

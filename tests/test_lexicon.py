@@ -76,7 +76,7 @@ def test_unknown_impute_mode_is_refused():
 
 
 def test_memo_answers_like_a_fresh_lookup_and_stays_bounded():
-    lexicon = AoALexicon(TABLE, memo_limit=len(TABLE) + 2)
+    lexicon = AoALexicon(TABLE, memo_limit=2)
     words = ["cat", IMPUTED_WORD, OOV_WORD, "dog", "house", "cat", IMPUTED_WORD]
     first = lexicon.token_aoas(words)
     assert first == [lexicon.resolve(w) for w in words]
@@ -181,8 +181,10 @@ def test_non_numeric_aoa_is_refused(tmp_path):
 def test_infinite_aoa_is_refused(tmp_path):
     path = tmp_path / "bad.parquet"
     pd.DataFrame({"word": ["cat"], "aoa": [math.inf]}).to_parquet(path)
-    with pytest.raises(ValueError, match="infinite"):
+    with pytest.raises(ValueError, match="non-finite"):
         AoALexicon.load(path)
+    with pytest.raises(ValueError, match="non-finite"):
+        AoALexicon({"cat": math.nan})
 
 
 def test_unreadable_and_missing_files(tmp_path):
