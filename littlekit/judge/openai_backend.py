@@ -1,0 +1,203 @@
+"""A judge backend for any OpenAI-compatible chat-completions endpoint, on the standard library.
+
+Works with a vLLM server (`http://host:8000/v1`), OpenAI (`https://api.openai.com/v1`) and
+Gemini's compatible endpoint (`https://generativelanguage.googleapis.com/v1beta/openai`).
+
+The API key is read from the environment variable named by `api_key_env` at each request and
+is never stored on the object, so it cannot end up in a repr, a log line, a cache or a
+notebook; error messages are scrubbed of it in case a server echoes it. When the variable is
+unset no Authorization header is sent (a local vLLM server without `--api-key`).
+
+Requests run on `concurrency` threads; HTTP 408/409/425/429/5xx, timeouts and dropped
+connections are retried with exponential backoff (honouring Retry-After), other 4xx fail
+at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from email.utils import parsedate_to_datetime
+from http.client import HTTPException
+from typing import Any
+
+from littlekit.judge.backends import BackendError, Completion, Messages, ResponseFormatError
+
+log = logging.getLogger("littlekit.judge")
+
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class OpenAIChatBackend:
+    """POST {base_url}/chat/completions with temperature 0 and a 1,024-token cap by default."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        backoff_base: float = 1.0,
+        backoff_max: float = 120.0,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = 1024,
+        max_tokens_field: str = "max_tokens",
+        extra_body: dict[str, Any] | None = None,
+    ):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.max_tokens_field = max_tokens_field
+        self.extra_body = dict(extra_body or {})
+        self._slots = threading.BoundedSemaphore(concurrency)
+
+    @property
+    def model_id(self) -> str:
+        return self.model
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIChatBackend(base_url={self.base_url!r}, model={self.model!r}, "
+            f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency})"
+        )
+
+    def payload(self, messages: Messages) -> dict[str, Any]:
+        """The request body (no secrets in it)."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body[self.max_tokens_field] = self.max_tokens
+        body.update(self.extra_body)
+        return body
+
+    def complete(self, messages: Messages) -> Completion:
+        """One chat completion, retried on transient failures; BackendError when it gives up."""
+        data = json.dumps(self.payload(messages)).encode("utf-8")
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                with self._slots:
+                    return self._post(data)
+            except _Retryable as exc:
+                if attempt == attempts - 1:
+                    raise BackendError(f"gave up after {attempts} attempts: {exc}") from None
+                delay = self._delay(attempt, exc.retry_after)
+                log.warning("judge request failed (%s); retry %d/%d in %.2fs",
+                            exc, attempt + 1, self.max_retries, delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def complete_many(self, batch: Sequence[Messages]) -> list[Completion | BackendError]:
+        """Complete every conversation, `concurrency` at a time, in order; errors are returned."""
+        def one(messages: Messages) -> Completion | BackendError:
+            try:
+                return self.complete(messages)
+            except BackendError as exc:
+                return exc
+
+        if len(batch) <= 1:
+            return [one(messages) for messages in batch]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batch))) as pool:
+            return list(pool.map(one, batch))
+
+    def _post(self, data: bytes) -> Completion:
+        request = urllib.request.Request(
+            f"{self.base_url}/chat/completions", data=data, method="POST", headers=self._headers()
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                body = response.read()
+        except urllib.error.HTTPError as exc:
+            message = self._scrub(f"HTTP {exc.code}: {_error_text(exc)}")
+            if exc.code in RETRY_STATUS or exc.code >= 500:
+                raise _Retryable(message, _retry_after(exc.headers.get("Retry-After"))) from None
+            raise BackendError(message) from None
+        except (TimeoutError, OSError, HTTPException) as exc:
+            raise _Retryable(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+        return parse_chat_response(body)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _scrub(self, message: str) -> str:
+        key = os.environ.get(self.api_key_env)
+        return message.replace(key, "***") if key else message
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.backoff_max)
+        backoff = self.backoff_base * (2**attempt)
+        return min(backoff * (1 + 0.25 * random.random()), self.backoff_max)
+
+
+def parse_chat_response(body: bytes) -> Completion:
+    """Completion from a chat-completions JSON body; ResponseFormatError if it is not one."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ResponseFormatError(f"response is not JSON: {body[:120]!r}") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise ResponseFormatError(f"response has no choices: {str(data)[:120]}")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise ResponseFormatError("response choice has no message")
+    usage = data.get("usage") or {}
+    return Completion(
+        text=message.get("content") or "",
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+    )
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if absent/bad."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _error_text(exc: urllib.error.HTTPError) -> str:
+    try:
+        body = exc.read().decode("utf-8", "replace")
+    except OSError:
+        return exc.reason or ""
+    return " ".join(body.split())[:300] or str(exc.reason or "")

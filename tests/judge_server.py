@@ -1,0 +1,165 @@
+"""A real chat-completions server on loopback for the judge tests.
+
+It answers POST /v1/chat/completions in the OpenAI format. Behaviour is scripted: `script`
+holds steps consumed one per request (in arrival order), after which `answer(body) -> str`
+gives the message content. Steps:
+
+    Status(code, retry_after=None)   an HTTP error (429, 500, 401, ...) with an error body
+    Sleep(seconds)                   wait, then answer normally (to trip client timeouts)
+    Raw(body_bytes)                  a 200 whose body is exactly these bytes (e.g. not JSON)
+    Json(obj)                        a 200 whose body is this JSON object (e.g. no choices)
+    Content(text)                    a normal answer with this message content
+
+Every request is recorded (headers and JSON body), and the peak number of requests in
+flight is kept to check client concurrency limits.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Status:
+    code: int
+    retry_after: str | None = None
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Raw:
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Json:
+    obj: Any
+
+
+@dataclass(frozen=True)
+class Content:
+    text: str
+
+
+def default_answer(body: dict) -> str:
+    return '{"rationale": "short everyday words", "band": "K5"}'
+
+
+class JudgeServer:
+    """Context manager: `with JudgeServer() as server: server.url` -> 'http://127.0.0.1:PORT/v1'."""
+
+    def __init__(self, answer: Callable[[dict], str] = default_answer, script=(), delay: float = 0.0):
+        self.answer = answer
+        self.script: deque = deque(script)
+        self.delay = delay
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def __enter__(self) -> JudgeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next_step(self):
+        with self._lock:
+            return self.script.popleft() if self.script else None
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
+                with server._lock:
+                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._respond(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout); nothing to answer
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _respond(self, body: dict) -> None:
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    return self._send(404, {"error": {"message": "not found"}})
+                if server.delay:
+                    time.sleep(server.delay)
+                step = server._next_step()
+                if isinstance(step, Status):
+                    headers = {"Retry-After": step.retry_after} if step.retry_after else {}
+                    return self._send(step.code, {"error": {"message": f"scripted {step.code}"}}, headers)
+                if isinstance(step, Sleep):
+                    time.sleep(step.seconds)
+                if isinstance(step, Raw):
+                    return self._send_bytes(200, step.body)
+                if isinstance(step, Json):
+                    return self._send(200, step.obj)
+                try:
+                    content = step.text if isinstance(step, Content) else server.answer(body)
+                except Exception as exc:  # a broken test script shows up as a 500, not a hang
+                    return self._send(500, {"error": {"message": f"answer failed: {exc!r}"}})
+                return self._send(200, completion(body, content))
+
+            def _send(self, code: int, obj: Any, headers: dict | None = None) -> None:
+                self._send_bytes(code, json.dumps(obj).encode("utf-8"), headers)
+
+            def _send_bytes(self, code: int, data: bytes, headers: dict | None = None) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def completion(body: dict, content: str) -> dict:
+    """A chat-completions response; token counts are characters / 4, like a rough tokenizer."""
+    prompt_chars = sum(len(m.get("content", "")) for m in body.get("messages", []))
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": body.get("model", ""),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4,
+                  "total_tokens": prompt_chars // 4 + len(content) // 4},
+    }
