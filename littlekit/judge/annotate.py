@@ -1,0 +1,140 @@
+"""Label documents with the judge: every prompt on every document, cached, parsed, voted.
+
+A failed request or an unparseable answer becomes a null vote with its message in
+`judge.errors`; it never stops the batch. Records follow the label format documented in
+`littlekit.judge`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any
+
+from littlekit.judge.backends import Backend, BackendError, Completion
+from littlekit.judge.cache import JudgeCache, Key
+from littlekit.judge.labels import JUDGE_SOURCE, text_sha256, validate_label
+from littlekit.judge.parse import JudgeParseError, parse_answer
+from littlekit.judge.prompts import JudgePrompt
+from littlekit.judge.voting import VOTE_MODES
+from littlekit.judge.voting import vote as vote_bands
+
+log = logging.getLogger("littlekit.judge")
+
+
+def annotate(
+    texts: Iterable[str],
+    prompts: Sequence[JudgePrompt],
+    backend: Backend,
+    cache: JudgeCache | None = None,
+    vote: str = "majority",
+    ids: Iterable[str] | None = None,
+    batch_size: int = 64,
+) -> list[dict[str, Any]]:
+    """One label record per text (see `iter_annotate`)."""
+    return list(iter_annotate(texts, prompts, backend, cache, vote=vote, ids=ids, batch_size=batch_size))
+
+
+def iter_annotate(
+    texts: Iterable[str],
+    prompts: Sequence[JudgePrompt],
+    backend: Backend,
+    cache: JudgeCache | None = None,
+    *,
+    vote: str = "majority",
+    ids: Iterable[str] | None = None,
+    batch_size: int = 64,
+) -> Iterator[dict[str, Any]]:
+    """Yield label records batch by batch, so a long run can be written as it goes.
+
+    `ids` default to the first 16 hex digits of each text's SHA-256. Answers are looked up in
+    `cache` first; only the misses are sent to `backend`, and new answers are stored at once.
+    """
+    if vote not in VOTE_MODES:
+        raise ValueError(f"unknown vote mode {vote!r}; expected one of {', '.join(VOTE_MODES)}")
+    names = [p.name for p in prompts]
+    if not prompts or len(set(names)) != len(names):
+        raise ValueError(f"need at least one prompt and unique prompt names, got {names}")
+    id_iter = iter(ids) if ids is not None else None
+    text_iter = iter(texts)
+    while batch := list(islice(text_iter, batch_size)):
+        shas = [text_sha256(text) for text in batch]
+        batch_ids = _take_ids(id_iter, len(batch)) if id_iter is not None else [s[:16] for s in shas]
+        answers, fresh = _answers(batch, shas, prompts, backend, cache)
+        for doc_id, sha in zip(batch_ids, shas, strict=True):
+            yield _record(doc_id, sha, prompts, backend.model_id, answers, fresh, vote)
+        log.info("judged %d documents (%d fresh answers)", len(batch), len(fresh))
+
+
+def _take_ids(id_iter: Iterator[str], n: int) -> list[str]:
+    taken = [str(doc_id) for doc_id in islice(id_iter, n)]
+    if len(taken) != n:
+        raise ValueError("fewer ids than texts")
+    return taken
+
+
+def _answers(
+    texts: list[str],
+    shas: list[str],
+    prompts: Sequence[JudgePrompt],
+    backend: Backend,
+    cache: JudgeCache | None,
+) -> tuple[dict[Key, Completion | BackendError], set[Key]]:
+    """Every (prompt, document) answer: cached ones, then the misses from the backend."""
+    wanted: dict[Key, list[dict[str, str]]] = {}
+    for text, sha in zip(texts, shas, strict=True):
+        for prompt in prompts:
+            key = (prompt.version, backend.model_id, sha)
+            if key not in wanted:
+                wanted[key] = prompt.messages(text)
+    answers: dict[Key, Completion | BackendError] = dict(cache.get_many(wanted)) if cache else {}
+    missing = [key for key in wanted if key not in answers]
+    results = backend.complete_many([wanted[key] for key in missing]) if missing else []
+    answers.update(zip(missing, results, strict=True))
+    if cache is not None:
+        cache.put_many((key, r) for key, r in zip(missing, results, strict=True) if isinstance(r, Completion))
+    return answers, set(missing)
+
+
+def _record(
+    doc_id: str,
+    sha: str,
+    prompts: Sequence[JudgePrompt],
+    model: str,
+    answers: dict[Key, Completion | BackendError],
+    fresh: set[Key],
+    mode: str,
+) -> dict[str, Any]:
+    votes: dict[str, str | None] = {}
+    errors: dict[str, str] = {}
+    usage = {"input_tokens": 0, "output_tokens": 0, "cached": 0}
+    for prompt in prompts:
+        key = (prompt.version, model, sha)
+        result = answers[key]
+        votes[prompt.name] = None
+        if isinstance(result, BackendError):
+            errors[prompt.name] = f"backend: {result}"
+            continue
+        usage["input_tokens"] += result.input_tokens
+        usage["output_tokens"] += result.output_tokens
+        usage["cached"] += key not in fresh
+        try:
+            votes[prompt.name] = parse_answer(result.text).band
+        except JudgeParseError as exc:
+            errors[prompt.name] = f"parse: {exc}"
+    judge = {
+        "model": model,
+        "prompt_versions": {p.name: p.version for p in prompts},
+        "vote": mode,
+        "usage": usage,
+        "errors": errors,
+    }
+    return validate_label({
+        "id": doc_id,
+        "text_sha256": sha,
+        "band": vote_bands(votes, mode),
+        "votes": votes,
+        "judge": judge,
+        "source": JUDGE_SOURCE,
+    })

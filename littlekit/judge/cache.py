@@ -1,0 +1,92 @@
+"""An on-disk cache of judge answers (SQLite), so a re-run costs nothing.
+
+Key: (prompt version, model id, SHA-256 of the document text). Value: the answer text and
+the tokens it cost. Only answers the model actually gave are stored (unparseable ones too,
+since at temperature 0 asking again would give the same text); failed requests are not.
+One connection guarded by a lock serves all threads; WAL mode and a busy timeout let
+several processes share the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from littlekit.judge.backends import Completion
+
+Key = tuple[str, str, str]  # (prompt_version, model, text_sha256)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    prompt_version TEXT NOT NULL,
+    model TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (prompt_version, model, text_sha256)
+)
+"""
+
+
+class JudgeCache:
+    """SQLite answers table; `":memory:"` gives a throw-away cache."""
+
+    def __init__(self, path: str | Path = ":memory:"):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+        with self._lock, self._conn:
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(_SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({self.path!r})"
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+    def get(self, key: Key) -> Completion | None:
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Iterable[Key]) -> dict[Key, Completion]:
+        """The cached answers among `keys`."""
+        found: dict[Key, Completion] = {}
+        with self._lock:
+            for key in dict.fromkeys(keys):
+                row = self._conn.execute(
+                    "SELECT answer, input_tokens, output_tokens FROM answers "
+                    "WHERE prompt_version=? AND model=? AND text_sha256=?",
+                    key,
+                ).fetchone()
+                if row is not None:
+                    found[key] = Completion(text=row[0], input_tokens=row[1], output_tokens=row[2])
+        return found
+
+    def put(self, key: Key, completion: Completion) -> None:
+        self.put_many([(key, completion)])
+
+    def put_many(self, items: Iterable[tuple[Key, Completion]]) -> None:
+        """Store answers in one transaction (a later answer for the same key replaces it)."""
+        now = time.time()
+        rows = [(*key, c.text, c.input_tokens, c.output_tokens, now) for key, c in items]
+        with self._lock, self._conn:
+            self._conn.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> JudgeCache:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,147 @@
+"""What judging costs: token usage times list prices, the paper's figures, and our cascade beside them.
+
+The paper (Appendix A.2) reports per-sample judge costs of $0.0014 (OpenEvolve ensemble),
+$0.0017 (the GEPA-optimised prompt) and $0.0035 (the seed prompts): $0.0066 per sample for
+the whole ensemble, or about USD 45.87M for the 6.95B documents of FineWeb-Edu.
+`cascade_cost` prices our filter from measured throughputs (docs/s per core or per GPU) and
+hourly prices, so the two can be put side by side with `compare_with_judge`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+FINEWEB_EDU_DOCS = 6.95e9
+PAPER_COST_PER_SAMPLE: dict[str, float] = {"openevolve": 0.0014, "gepa": 0.0017, "seed": 0.0035}
+PAPER_ENSEMBLE_PER_SAMPLE = round(sum(PAPER_COST_PER_SAMPLE.values()), 10)  # 0.0066
+PAPER_TOTAL_USD = 45_870_000.0  # as printed in the paper
+
+
+@dataclass(frozen=True)
+class Price:
+    """List price in USD per million tokens; `as_of` is when that price was published."""
+
+    input_per_million: float
+    output_per_million: float
+    as_of: str
+    source: str = ""
+
+
+_GOOGLE = "https://ai.google.dev/gemini-api/docs/pricing"
+_OPENAI = "https://openai.com/api/pricing/"
+
+# Standard (non-batch) text prices for prompts under 200k tokens. Reasoning ("thinking")
+# tokens are billed as output and are included in the server's completion_tokens count.
+DEFAULT_PRICES: dict[str, Price] = {
+    "gemini-3-flash-preview": Price(0.50, 3.00, "2025-12-17", _GOOGLE),
+    "gemini-2.5-flash": Price(0.30, 2.50, "2025-06-17", _GOOGLE),
+    "gemini-2.5-flash-lite": Price(0.10, 0.40, "2025-07-22", _GOOGLE),
+    "gpt-4o-mini": Price(0.15, 0.60, "2024-07-18", _OPENAI),
+    "gpt-4.1-mini": Price(0.40, 1.60, "2025-04-14", _OPENAI),
+    "gpt-5-mini": Price(0.25, 2.00, "2025-08-07", _OPENAI),
+}
+
+
+def price_for(model: str, prices: Mapping[str, Price] | None = None) -> Price:
+    """The price of `model` in `prices` (default table), tolerating a provider prefix."""
+    table = DEFAULT_PRICES if prices is None else prices
+    for name in (model, model.split("/")[-1]):
+        if name in table:
+            return table[name]
+    raise KeyError(f"no price for model {model!r}; pass prices={{{model!r}: Price(...)}}")
+
+
+def usage_cost(input_tokens: float, output_tokens: float, price: Price) -> float:
+    """USD for a number of input and output tokens."""
+    return (input_tokens * price.input_per_million + output_tokens * price.output_per_million) / 1e6
+
+
+def total_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Summed token usage of judge label records (cached answers count what they once cost)."""
+    totals = {"documents": 0, "input_tokens": 0, "output_tokens": 0, "cached": 0}
+    for record in records:
+        usage = (record.get("judge") or {}).get("usage") or {}
+        totals["documents"] += 1
+        for key in ("input_tokens", "output_tokens", "cached"):
+            totals[key] += int(usage.get(key, 0))
+    return totals
+
+
+def cost_per_sample(records: Sequence[Mapping[str, Any]], price: Price | None = None,
+                    prices: Mapping[str, Price] | None = None) -> float:
+    """Mean USD per document of judge records, priced by `price` or by the records' model."""
+    if not records:
+        raise ValueError("no records to price")
+    if price is None:
+        price = price_for(records[0]["judge"]["model"], prices)
+    totals = total_usage(records)
+    return usage_cost(totals["input_tokens"], totals["output_tokens"], price) / totals["documents"]
+
+
+def judge_everything_cost(n_docs: float = FINEWEB_EDU_DOCS,
+                          per_sample: float = PAPER_ENSEMBLE_PER_SAMPLE) -> float:
+    """USD to run the judge on every document: per-sample cost times documents."""
+    return per_sample * n_docs
+
+
+def paper_cost_table(n_docs: float = FINEWEB_EDU_DOCS) -> pd.DataFrame:
+    """The paper's per-sample costs and what each would cost over `n_docs` documents."""
+    rows = [(name, usd, usd * n_docs) for name, usd in PAPER_COST_PER_SAMPLE.items()]
+    rows.append(("ensemble (all three)", PAPER_ENSEMBLE_PER_SAMPLE, PAPER_ENSEMBLE_PER_SAMPLE * n_docs))
+    return pd.DataFrame(rows, columns=["setup", "usd_per_sample", "usd_total"])
+
+
+@dataclass(frozen=True)
+class StageRate:
+    """A cascade stage's measured throughput and the price of the hardware unit it runs on.
+
+    `fraction` is the share of the corpus that reaches the stage (earlier stages drop the rest).
+    """
+
+    name: str
+    docs_per_second: float
+    unit: str  # "core" or "gpu"
+    usd_per_unit_hour: float
+    fraction: float = 1.0
+
+
+def cascade_cost(stages: Sequence[StageRate], n_docs: float = FINEWEB_EDU_DOCS) -> pd.DataFrame:
+    """Per-stage unit-hours and USD to filter `n_docs` documents, with a total row."""
+    rows = []
+    for stage in stages:
+        if stage.docs_per_second <= 0:
+            raise ValueError(f"stage {stage.name!r}: docs_per_second must be positive")
+        if stage.unit not in ("core", "gpu"):
+            raise ValueError(f"stage {stage.name!r}: unit must be 'core' or 'gpu'")
+        docs = n_docs * stage.fraction
+        hours = docs / stage.docs_per_second / 3600
+        rows.append({
+            "stage": stage.name, "unit": stage.unit, "fraction": stage.fraction, "docs": docs,
+            "docs_per_second": stage.docs_per_second, "unit_hours": hours,
+            "usd": hours * stage.usd_per_unit_hour,
+        })
+    frame = pd.DataFrame(rows)
+    total = {"stage": "total", "unit": "", "fraction": float("nan"), "docs": n_docs,
+             "docs_per_second": float("nan"), "unit_hours": frame["unit_hours"].sum(),
+             "usd": frame["usd"].sum()}
+    return pd.concat([frame, pd.DataFrame([total])], ignore_index=True)
+
+
+def compare_with_judge(stages: Sequence[StageRate], n_docs: float = FINEWEB_EDU_DOCS,
+                       judge_per_sample: float = PAPER_ENSEMBLE_PER_SAMPLE,
+                       labelled_docs: float = 0.0) -> pd.DataFrame:
+    """Our cascade's cost (plus judging `labelled_docs` training documents) beside judging everything."""
+    cascade = cascade_cost(stages, n_docs)
+    cascade_usd = float(cascade["usd"].iloc[-1]) + judge_everything_cost(labelled_docs, judge_per_sample)
+    judge_usd = judge_everything_cost(n_docs, judge_per_sample)
+    rows = [
+        {"approach": "LLM judge on every document (paper's ensemble)", "usd": judge_usd},
+        {"approach": "littlekit cascade (measured rates)", "usd": cascade_usd},
+    ]
+    frame = pd.DataFrame(rows)
+    frame["share_of_judge"] = frame["usd"] / judge_usd
+    return frame

@@ -1,0 +1,74 @@
+"""The one label format shared by judge labels and the embedded default's source labels.
+
+See the package docstring (`littlekit.judge`) for the fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from littlekit.grades import BANDS
+
+REQUIRED_KEYS: tuple[str, ...] = ("id", "text_sha256", "band", "votes", "judge", "source")
+JUDGE_SOURCE = "llm-judge"
+
+
+def text_sha256(text: str) -> str:
+    """SHA-256 of the UTF-8 text: the document's identity in caches and labels."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def make_label(
+    id: str,
+    text: str,
+    band: str | None,
+    source: str,
+    votes: Mapping[str, str | None] | None = None,
+    judge: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A label record; sources other than the judge leave `votes` empty and `judge` None."""
+    record = {
+        "id": str(id),
+        "text_sha256": text_sha256(text),
+        "band": band,
+        "votes": dict(votes or {}),
+        "judge": dict(judge) if judge is not None else None,
+        "source": source,
+    }
+    return validate_label(record)
+
+
+def validate_label(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the record as a dict, or raise ValueError naming what is wrong."""
+    missing = [key for key in REQUIRED_KEYS if key not in record]
+    if missing:
+        raise ValueError(f"label {record.get('id')!r} lacks {missing}")
+    bands = [record["band"], *record["votes"].values()]
+    bad = [band for band in bands if band is not None and band not in BANDS]
+    if bad:
+        raise ValueError(f"label {record['id']!r} has unknown bands {bad}; expected {BANDS} or null")
+    if len(record["text_sha256"]) != 64:
+        raise ValueError(f"label {record['id']!r}: text_sha256 is not a SHA-256 hex digest")
+    return dict(record)
+
+
+def write_labels(records: Iterable[Mapping[str, Any]], path: str | Path) -> int:
+    """Write records as JSON lines (validated); returns how many were written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(validate_label(record), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def read_labels(path: str | Path) -> list[dict[str, Any]]:
+    """Read and validate a labels file written by `write_labels`."""
+    with Path(path).open(encoding="utf-8") as handle:
+        return [validate_label(json.loads(line)) for line in handle if line.strip()]

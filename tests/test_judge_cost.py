@@ -1,0 +1,71 @@
+import math
+
+import pytest
+
+from littlekit.judge.cost import (
+    DEFAULT_PRICES,
+    FINEWEB_EDU_DOCS,
+    PAPER_ENSEMBLE_PER_SAMPLE,
+    PAPER_TOTAL_USD,
+    Price,
+    StageRate,
+    cascade_cost,
+    compare_with_judge,
+    cost_per_sample,
+    judge_everything_cost,
+    paper_cost_table,
+    price_for,
+    usage_cost,
+)
+
+
+def test_paper_figures_are_reproduced():
+    assert PAPER_ENSEMBLE_PER_SAMPLE == pytest.approx(0.0066)  # 0.0014 + 0.0017 + 0.0035
+    total = judge_everything_cost()
+    assert total == pytest.approx(45.87e6)
+    assert total == pytest.approx(PAPER_TOTAL_USD)
+    table = paper_cost_table()
+    assert table["usd_per_sample"].iloc[:3].sum() == pytest.approx(table["usd_per_sample"].iloc[3])
+    assert table["usd_total"].iloc[3] == pytest.approx(0.0066 * 6.95e9)
+
+
+def test_usage_cost_and_price_lookup():
+    price = Price(0.50, 3.00, "2025-12-17")
+    assert usage_cost(1_000_000, 0, price) == pytest.approx(0.50)
+    assert usage_cost(2000, 300, price) == pytest.approx(0.001 + 0.0009)
+    assert price_for("google/gemini-3-flash-preview") == DEFAULT_PRICES["gemini-3-flash-preview"]
+    with pytest.raises(KeyError, match="no price"):
+        price_for("mystery-model")
+    for item in DEFAULT_PRICES.values():
+        assert item.as_of[:2] == "20" and item.source.startswith("https://")
+        assert 0 < item.input_per_million <= item.output_per_million
+
+
+def test_cost_per_sample_from_records_and_own_prices():
+    records = [
+        {"judge": {"model": "my-model", "usage": {"input_tokens": 3000, "output_tokens": 200, "cached": 0}}},
+        {"judge": {"model": "my-model", "usage": {"input_tokens": 1000, "output_tokens": 100, "cached": 3}}},
+    ]
+    prices = {"my-model": Price(1.0, 10.0, "2026-01-01")}
+    assert cost_per_sample(records, prices=prices) == pytest.approx((4000 * 1 + 300 * 10) / 1e6 / 2)
+    with pytest.raises(ValueError):
+        cost_per_sample([])
+
+
+def test_cascade_cost_and_comparison():
+    stages = [
+        StageRate("aoa", docs_per_second=1000, unit="core", usd_per_unit_hour=0.05),
+        StageRate("encoder", docs_per_second=500, unit="gpu", usd_per_unit_hour=2.0, fraction=0.1),
+    ]
+    table = cascade_cost(stages, n_docs=3.6e6)
+    assert list(table["stage"]) == ["aoa", "encoder", "total"]
+    assert table["unit_hours"].tolist()[:2] == pytest.approx([1.0, 0.2])
+    assert table["usd"].tolist() == pytest.approx([0.05, 0.4, 0.45])
+    comparison = compare_with_judge(stages, n_docs=3.6e6, labelled_docs=1000)
+    judge, ours = comparison["usd"]
+    assert judge == pytest.approx(0.0066 * 3.6e6)
+    assert ours == pytest.approx(0.45 + 0.0066 * 1000)
+    assert comparison["share_of_judge"].iloc[0] == 1.0
+    assert math.isclose(cascade_cost(stages)["docs"].iloc[-1], FINEWEB_EDU_DOCS)
+    with pytest.raises(ValueError, match="unit"):
+        cascade_cost([StageRate("x", 1, "tpu", 1.0)])
