@@ -1,0 +1,452 @@
+"""`littlekit`: the command line.
+
+    littlekit filter --in docs.jsonl --out kept.jsonl [--stages aoa,symbolic] [--rejected r.jsonl]
+    littlekit filter --hf-dataset HuggingFaceFW/fineweb-edu --hf-config sample-10BT --out kept/
+    littlekit data build --from ../shared/data --out data
+
+Subcommands other than `filter` live in their own modules and are imported only when named
+(see LAZY_COMMANDS), so a slow or broken module never gets in the way of another command.
+Errors in what the user typed end as one line on stderr and exit code 2; failures while running
+end as one line and exit code 1 (LITTLEKIT_DEBUG=1 shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from littlekit import __version__
+
+# command -> (module, function adding its parser to the subparsers, function running it, help)
+LAZY_COMMANDS: dict[str, tuple[str, str, str, str]] = {
+    "data": (
+        "littlekit.databuild",
+        "add_data_parser",
+        "run_data_command",
+        "build the embedded data/ folder from the real files (littlekit data build --from SRC --out DIR)",
+    ),
+}
+DEFAULT_STAGES = "aoa,symbolic"
+DEFAULT_BATCH_ROWS = 10_000
+
+
+class UsageError(Exception):
+    """Something the user typed is wrong; reported in one line with exit code 2."""
+
+    def __init__(self, message: str, prog: str = "littlekit filter"):
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument raises UsageError instead of printing usage and exiting."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `littlekit` console script; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser(argv).parse_args(argv)
+        return int(args.handler(args) or 0)
+    except UsageError as exc:
+        _fail(exc, exc.prog)
+        return 2
+    except SystemExit as exc:  # --help, --version, or a subcommand that exits
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        _fail(exc.code)
+        return 1
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except Exception as exc:
+        if os.environ.get("LITTLEKIT_DEBUG"):
+            raise
+        _fail(f"{type(exc).__name__}: {exc} (LITTLEKIT_DEBUG=1 shows the traceback)")
+        return 1
+
+
+def _fail(message: Any, prog: str = "littlekit") -> None:
+    print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser. A lazy command's module is imported only when argv names that command."""
+    parser = _Parser(
+        prog="littlekit", description="Filter, train and evaluate K-5-controlled language models."
+    )
+    parser.add_argument("--version", action="version", version=f"littlekit {__version__}")
+    parser.set_defaults(handler=lambda args: _no_command(parser))
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_filter_parser(subparsers)
+    named = argv[0] if argv else None
+    for command, (module, add_name, run_name, help_text) in LAZY_COMMANDS.items():
+        if command == named:
+            _add_lazy(subparsers, command, module, add_name, run_name)
+        else:  # listed in --help without importing anything
+            subparsers.add_parser(command, help=help_text, add_help=False)
+    return parser
+
+
+def _no_command(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _add_lazy(subparsers, command: str, module: str, add_name: str, run_name: str) -> None:
+    try:
+        loaded = importlib.import_module(module)
+        getattr(loaded, add_name)(subparsers)
+        run = getattr(loaded, run_name)
+    except Exception as exc:
+        problem = f"`littlekit {command}` is unavailable: {type(exc).__name__}: {exc}"
+        stub = subparsers.add_parser(command, add_help=False)
+        stub.add_argument("rest", nargs=argparse.REMAINDER)
+        stub.set_defaults(handler=lambda args: _raise(RuntimeError(problem)))
+        return
+    subparsers.choices[command].set_defaults(handler=run)
+
+
+def _raise(exc: Exception):
+    raise exc
+
+
+# --- littlekit filter -------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = _finite(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {text}")
+    return value
+
+
+def add_filter_parser(subparsers) -> argparse.ArgumentParser:
+    """`littlekit filter`: the released filter's options plus stages, rejected file and report."""
+    from littlekit.io import DEFAULT_MAX_BYTES
+    from littlekit.stages.registry import MIN_BEYOND_SCORE, OOV_THRESHOLD, P95_MAX_AOA, known_stages
+
+    p = subparsers.add_parser(
+        "filter",
+        help="run the K-5 filter cascade over documents",
+        description="Run filter stages in order over documents; write the kept ones with all their fields.",
+        epilog="stages (run in the order given):\n"
+        + "".join(f"  {name:<10s} {line}\n" for name, line in known_stages().items())
+        + "\nEvery record read ends kept, dropped (stage + reason) or errored (reason: bad_json, "
+        "not_object,\nmissing_text_field, text_not_string, bad_encoding, empty_text, too_large, "
+        "stage_error:<stage>).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(handler=run_filter)
+    source = p.add_argument_group("input (one of --in, --hf-dataset)")
+    only_one = source.add_mutually_exclusive_group(required=True)
+    only_one.add_argument(
+        "--in", dest="inp", type=Path, metavar="PATH", help="local .jsonl, .jsonl.gz or .parquet"
+    )
+    only_one.add_argument(
+        "--hf-dataset",
+        metavar="NAME",
+        help="stream a Hugging Face dataset: a Hub id, a local dataset folder, or "
+        "a builder such as json with --hf-data-files",
+    )
+    source.add_argument("--hf-config", default=None, metavar="NAME", help="dataset config, e.g. sample-10BT")
+    source.add_argument("--hf-split", default="train", metavar="SPLIT", help="dataset split (default: train)")
+    source.add_argument(
+        "--hf-data-files", nargs="+", metavar="FILE", help="data files for --hf-dataset json|parquet"
+    )
+    source.add_argument(
+        "--format",
+        choices=["auto", "jsonl", "parquet"],
+        default="auto",
+        help="input format of --in (default: from the file name)",
+    )
+    source.add_argument(
+        "--text-field",
+        default="text",
+        metavar="FIELD",
+        help="field holding the document text (default: text)",
+    )
+    source.add_argument(
+        "--id-field",
+        default="id",
+        metavar="FIELD",
+        help="field holding the id; else the line number (default: id)",
+    )
+    source.add_argument(
+        "--limit", type=_positive_int, metavar="N", help="stop after this many input records (pilot runs)"
+    )
+    source.add_argument(
+        "--max-bytes",
+        type=_positive_int,
+        metavar="N",
+        default=DEFAULT_MAX_BYTES,
+        help=f"records over this many bytes are errored as too_large (default: {DEFAULT_MAX_BYTES:,})",
+    )
+
+    output = p.add_argument_group("output")
+    output.add_argument(
+        "--out",
+        required=True,
+        metavar="PATH",
+        help="kept documents: .jsonl, .jsonl.gz or .parquet; a folder (ending in /) gets "
+        "kept.jsonl, rejected.jsonl and report.json",
+    )
+    output.add_argument(
+        "--rejected",
+        type=Path,
+        metavar="PATH",
+        help="JSONL of dropped and errored records: id, line, outcome, stage, reason, scores",
+    )
+    output.add_argument("--report", type=Path, metavar="PATH", help="JSON of the retention report")
+    output.add_argument(
+        "--batch-rows",
+        type=_positive_int,
+        metavar="N",
+        default=DEFAULT_BATCH_ROWS,
+        help=f"records per processing and write batch (default: {DEFAULT_BATCH_ROWS:,})",
+    )
+    output.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+    stages = p.add_argument_group("stages and thresholds (defaults: the published configuration)")
+    stages.add_argument(
+        "--stages",
+        default=DEFAULT_STAGES,
+        metavar="LIST",
+        help=f"comma-separated (default: {DEFAULT_STAGES})",
+    )
+    stages.add_argument(
+        "--aoa-table",
+        type=Path,
+        metavar="PATH",
+        help="AoA table, parquet or csv with columns word, aoa (default: embedded Kuperman)",
+    )
+    stages.add_argument(
+        "--aoa-impute",
+        choices=["published", "fitted", "none"],
+        default="published",
+        help="AoA for words missing from the table, from Zipf frequency (default: published)",
+    )
+    stages.add_argument(
+        "--max-aoa",
+        type=_finite,
+        metavar="YEARS",
+        default=P95_MAX_AOA,
+        help=f"max 95th-percentile token AoA (default: {P95_MAX_AOA})",
+    )
+    stages.add_argument(
+        "--max-oov",
+        type=_fraction,
+        metavar="FRACTION",
+        default=OOV_THRESHOLD,
+        help=f"max out-of-vocabulary fraction (default: {OOV_THRESHOLD})",
+    )
+    stages.add_argument(
+        "--word-table",
+        type=Path,
+        metavar="PATH",
+        help="frequency stage: word, beyond_score table (word_log_odds.parquet)",
+    )
+    stages.add_argument(
+        "--min-beyond-score",
+        type=_finite,
+        metavar="SCORE",
+        default=MIN_BEYOND_SCORE,
+        help=f"frequency stage cut-off (default: {MIN_BEYOND_SCORE})",
+    )
+    return p
+
+
+def run_filter(args: argparse.Namespace) -> int:
+    """Validate everything cheap first, then build the stages, then stream the input through."""
+    from littlekit.io import input_format
+    from littlekit.stages.registry import StageOptions, build_stages, stage_names
+
+    out, rejected, report_path = _output_paths(args)
+    fmt = _check_input(args)
+    _check_exists("--aoa-table", args.aoa_table)
+    _check_exists("--word-table", args.word_table)
+    try:
+        names = stage_names(args.stages)
+        input_format(out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.inp is not None and args.inp.resolve() in {
+        p.resolve() for p in (out, rejected, report_path) if p
+    }:
+        raise UsageError(f"an output path is the input file {args.inp}")
+    options = StageOptions(
+        aoa_table=_str_or_none(args.aoa_table),
+        aoa_impute=args.aoa_impute,
+        max_aoa=args.max_aoa,
+        max_oov=args.max_oov,
+        word_table=_str_or_none(args.word_table),
+        min_beyond_score=args.min_beyond_score,
+    )
+    try:
+        stages = build_stages(names, options)
+    except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
+        raise UsageError(f"cannot build the stages: {exc}") from None
+    try:
+        records = _open_records(args, fmt)
+    except ValueError as exc:  # e.g. the text column is not in the Parquet schema
+        raise UsageError(str(exc)) from None
+    say = _progress(args.quiet)
+    say(f"input : {args.hf_dataset or args.inp} ({fmt})")
+    say(f"config: stages={','.join(names)} max_aoa={args.max_aoa} max_oov={args.max_oov}")
+    return _stream(args, fmt, records, stages, out, rejected, report_path, options, say)
+
+
+def _output_paths(args) -> tuple[Path, Path | None, Path | None]:
+    """--out names a file, or a folder (ending in / or existing) that gets the three usual files."""
+    out = Path(args.out)
+    if args.out.endswith(("/", os.sep)) or out.is_dir():
+        return out / "kept.jsonl", args.rejected or out / "rejected.jsonl", args.report or out / "report.json"
+    return out, args.rejected, args.report
+
+
+def _check_input(args) -> str:
+    from littlekit.io import input_format
+
+    if args.hf_dataset:
+        if args.format != "auto":
+            raise UsageError("--format applies to --in, not --hf-dataset")
+        return "hf"
+    if not args.inp.is_file():
+        raise UsageError(f"input file not found: {args.inp}")
+    if args.format != "auto":
+        return args.format
+    try:
+        return input_format(args.inp)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (or pass --format)") from None
+
+
+def _check_exists(option: str, path: Path | None) -> None:
+    if path is not None and not path.is_file():
+        raise UsageError(f"{option} file not found: {path}")
+
+
+def _str_or_none(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _progress(quiet: bool):
+    def say(message: str) -> None:
+        if not quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    return say
+
+
+def _open_records(args, fmt: str):
+    from littlekit.io import read_documents, read_hf
+
+    if fmt == "hf":
+        records = read_hf(
+            args.hf_dataset,
+            args.hf_config,
+            args.hf_split,
+            args.text_field,
+            args.id_field,
+            args.max_bytes,
+            args.hf_data_files,
+        )
+    else:
+        records = read_documents(
+            args.inp, args.text_field, args.id_field, args.max_bytes, fmt, args.batch_rows
+        )
+    return itertools.islice(records, args.limit) if args.limit else records
+
+
+def _stream(args, fmt, records, stages, out, rejected, report_path, options, say) -> int:
+    """Records through the cascade into the kept and rejected writers; then the report."""
+    from littlekit.io import JsonlWriter, open_writer, parquet_schema
+    from littlekit.pipeline import KEPT, Cascade
+
+    start = time.perf_counter()
+    schema = parquet_schema(args.inp) if fmt == "parquet" and out.name.endswith((".parquet", ".pq")) else None
+    cascade = Cascade(stages, batch_size=args.batch_rows)
+    run = cascade.run(records)
+    with open_writer(out, args.batch_rows, schema) as kept_out:
+        rejected_out = JsonlWriter(rejected, args.batch_rows) if rejected else None
+        ok = False
+        try:
+            for n, outcome in enumerate(run, start=1):
+                if outcome.status == KEPT:
+                    kept_out.write(outcome.record.meta)
+                elif rejected_out is not None:
+                    rejected_out.write(outcome.to_row())
+                if n % args.batch_rows == 0:
+                    r = run.report
+                    say(
+                        f"  {n:>12,} read: kept {r.kept:,}, dropped {r.dropped:,}, errored {r.errored:,} "
+                        f"[{time.perf_counter() - start:.1f}s]"
+                    )
+            ok = True
+        finally:
+            if rejected_out is not None:
+                rejected_out.close(ok)
+    report = run.report
+    seconds = time.perf_counter() - start
+    if report_path is not None:
+        _write_report(report_path, report, args, fmt, out, rejected, options, seconds)
+    print(report.summary())
+    print(f"output  : {out}" + (f"   rejected: {rejected}" if rejected else ""))
+    print(f"time    : {seconds:.1f}s")
+    report.check()
+    return 0
+
+
+def _write_report(path: Path, report, args, fmt, out, rejected, options, seconds: float) -> None:
+    run_info = {
+        "input": args.hf_dataset or str(args.inp),
+        "format": fmt,
+        "hf_config": args.hf_config,
+        "hf_split": args.hf_split if fmt == "hf" else None,
+        "text_field": args.text_field,
+        "limit": args.limit,
+        "max_bytes": args.max_bytes,
+        "stages": report.stages,
+        "options": asdict(options),
+        "output": str(out),
+        "rejected": _str_or_none(rejected),
+        "seconds": round(seconds, 3),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"run": run_info, **report.to_dict()}, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,311 @@
+"""`littlekit` in-process through main([...]), plus one run of the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from littlekit.cli import main
+from littlekit.stages import registry
+from littlekit.stages.base import Decision, Stage
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TINY_AOA = "word,aoa\n" + "".join(
+    f"{word},{aoa}\n"
+    for word, aoa in [("the", 3), ("cat", 3.5), ("sat", 4), ("on", 3), ("mat", 5), ("dog", 3), ("ran", 4),
+                      ("home", 4), ("quantum", 15), ("physics", 14)]
+)  # fmt: skip
+
+
+class LengthStage(Stage):
+    """Drop documents over `max_words` words; raise on "boom" (a stage bug on one document)."""
+
+    name = "length"
+
+    def __init__(self, max_words: int = 6):
+        self.max_words = max_words
+
+    def score(self, text: str) -> dict[str, Any]:
+        if "boom" in text:
+            raise ValueError("boom")
+        return {"n_words": len(text.split())}
+
+    def decide(self, scores: dict[str, Any]) -> Decision:
+        keep = scores["n_words"] <= self.max_words
+        return Decision(keep, None if keep else "too_long", scores)
+
+
+@pytest.fixture
+def length_stage(monkeypatch):
+    """Register the length stage for one test (the registry is how the CLI finds stages)."""
+    monkeypatch.setitem(registry._FACTORIES, "length", (lambda options: LengthStage(), "test stage"))
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_filter_writes_kept_rejected_and_report(tmp_path, capsys, length_stage):
+    source = write_jsonl(
+        tmp_path / "docs.jsonl",
+        [
+            {"id": "short", "text": "a short one", "url": "u1", "meta": {"k": [1, 2]}},
+            {"id": "long", "text": "one two three four five six seven eight"},
+            {"id": "bug", "text": "boom here"},
+            {"id": "ok", "text": "fine", "url": "u4"},
+        ],
+    )
+    out, rejected, report = tmp_path / "kept.jsonl", tmp_path / "rejected.jsonl", tmp_path / "report.json"
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", out, "--stages", "length", "--rejected", rejected,
+        "--report", report,
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert read_jsonl(out) == [
+        {"id": "short", "text": "a short one", "url": "u1", "meta": {"k": [1, 2]}},
+        {"id": "ok", "text": "fine", "url": "u4"},
+    ]
+    rows = read_jsonl(rejected)
+    assert [(r["id"], r["outcome"], r["stage"], r["reason"]) for r in rows] == [
+        ("long", "dropped", "length", "too_long"),
+        ("bug", "errored", "length", "stage_error:length"),
+    ]
+    assert rows[0]["scores"] == {"length": {"n_words": 8}} and rows[1]["detail"] == "ValueError: boom"
+    data = json.loads(report.read_text())
+    assert (data["read"], data["kept"], data["dropped"], data["errored"], data["consistent"]) == (
+        4,
+        2,
+        1,
+        1,
+        True,
+    )
+    assert data["stages"][0] == {
+        "stage": "length", "in": 4, "out": 2, "dropped": 1, "errored": 1, "retention": 0.5,
+        "cumulative_retention": 0.5, "seconds": data["stages"][0]["seconds"],
+    }  # fmt: skip
+    assert data["run"]["stages"] == ["length"] and data["run"]["options"]["max_oov"] == 0.05
+    assert "retention after each stage" in stdout and "1 length" in stdout
+    assert "config: stages=length" in stderr
+
+
+def test_every_kind_of_bad_input_is_accounted_for(tmp_path, capsys, length_stage):
+    huge = json.dumps({"id": "huge", "text": "word " * 600_000}).encode()  # 3 MB
+    lines = [
+        (b'{"id": "good", "text": "a good short text"}', None),
+        (b'{"id": "long", "text": "this one has far too many words in it"}', "too_long"),
+        (b'{"id": "broken", "text": ', "bad_json"),
+        (b"[1, 2, 3]", "not_object"),
+        (b'{"id": "nofield", "content": "text lives elsewhere"}', "missing_text_field"),
+        (b'{"id": "number", "text": 3.5}', "text_not_string"),
+        (b'{"id": "latin1", "text": "na\xefve caf\xe9"}', "bad_encoding"),
+        (b'{"id": "blank", "text": "   "}', "empty_text"),
+        (huge, "too_large"),
+        (b'{"id": "bug", "text": "boom"}', "stage_error:length"),
+        (b'{"id": "last", "text": "the end"}', None),
+    ]
+    source = tmp_path / "bad.jsonl"
+    source.write_bytes(b"\n".join(line for line, _ in lines) + b"\n")
+    out, rejected, report = tmp_path / "kept.jsonl", tmp_path / "rejected.jsonl", tmp_path / "report.json"
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", out, "--stages", "length", "--rejected", rejected,
+        "--report", report, "--batch-rows", "3",
+    )  # fmt: skip
+    assert code == 0, stderr
+    expected = {n: reason for n, (_, reason) in enumerate(lines, start=1) if reason}
+    rows = read_jsonl(rejected)
+    assert {row["line"]: row["reason"] for row in rows} == expected
+    assert [doc["id"] for doc in read_jsonl(out)] == ["good", "last"]
+    data = json.loads(report.read_text())
+    assert data["read"] == len(lines) == data["kept"] + data["dropped"] + data["errored"]
+    assert len(rows) == data["dropped"] + data["errored"] == len(lines) - 2
+    assert data["errored_by_reason"] == {reason: 1 for reason in expected.values() if reason != "too_long"}
+    assert "stage_error:length" in stdout and "too_large" in stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["filter", "--in", "{tmp}/missing.jsonl", "--out", "{tmp}/o.jsonl"], "input file not found"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "aoa,nope"],
+         "unknown stage 'nope'; known stages: aoa, symbolic"),
+        (["filter", "--in", "{src}", "--hf-dataset", "x/y", "--out", "{tmp}/o.jsonl"],
+         "argument --hf-dataset: not allowed with argument --in"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--max-oov", "1.5"],
+         "argument --max-oov: must be a fraction between 0 and 1, got 1.5"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--max-aoa", "nan"],
+         "argument --max-aoa: must be finite"),
+        (["filter", "--in", "{src}"], "the following arguments are required: --out"),
+        (["filter", "--in", "{src}", "--out", "{src}"], "an output path is the input file"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.csv"], "cannot tell the format of 'o.csv'"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--limit", "0"],
+         "--limit: must be at least 1"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--aoa-table", "{tmp}/no.csv"],
+         "--aoa-table file not found"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "aoa", "--aoa-table", "{src}"],
+         "cannot build the stages: AoA table"),
+        (["filter", "--in", "{pq}", "--out", "{tmp}/o.jsonl", "--stages", "length"], "column 'text' not in"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)  # fmt: skip
+def test_bad_command_lines_give_one_line_and_exit_2(tmp_path, capsys, length_stage, argv, message):
+    src = write_jsonl(tmp_path / "docs.jsonl", [{"text": "hello"}])
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "body.parquet")
+    paths = {"tmp": tmp_path, "src": src, "pq": tmp_path / "body.parquet"}
+    code, stdout, stderr = run_cli(capsys, *[a.format(**paths) for a in argv])
+    assert code == 2
+    assert stderr.count("\n") == 1 and message in stderr and "Traceback" not in stderr
+    assert stderr.startswith(("littlekit filter: error: ", "littlekit: error: "))
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_help_lists_the_commands(capsys):
+    code, stdout, _ = run_cli(capsys, "--help")
+    assert code == 0 and "filter" in stdout and "data" in stdout
+    code, stdout, _ = run_cli(capsys, "filter", "--help")
+    assert code == 0
+    options = "--in --hf-dataset --hf-config --hf-split --out --text-field --limit --batch-rows --max-aoa"
+    for option in (options + " --max-oov --stages --aoa-table --rejected --report").split():
+        assert option in stdout
+    code, _, stderr = run_cli(capsys)  # no command: the usage goes to stderr
+    assert code == 2 and "COMMAND" in stderr
+
+
+def test_parquet_in_parquet_out_keeps_types_and_limit(tmp_path, capsys, length_stage):
+    schema = pa.schema([("id", pa.int64()), ("text", pa.string()), ("score", pa.float32())])
+    texts = ["short text", "far too many words for the length stage here", "", "also short"] * 5
+    table = pa.table({"id": list(range(20)), "text": texts, "score": [0.5] * 20}, schema=schema)
+    pq.write_table(table, tmp_path / "docs.parquet")
+    out = tmp_path / "kept.parquet"
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", tmp_path / "docs.parquet", "--out", out, "--stages", "length",
+        "--limit", "10", "--batch-rows", "4", "--report", tmp_path / "r.json",
+    )  # fmt: skip
+    assert code == 0, stderr
+    kept = pq.read_table(out)
+    assert kept.schema == schema
+    assert kept.column("id").to_pylist() == [0, 3, 4, 7, 8]
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert (data["read"], data["kept"], data["errored_by_reason"]) == (10, 5, {"empty_text": 2})
+
+
+def test_out_folder_gets_kept_rejected_and_report(tmp_path, capsys, length_stage):
+    source = write_jsonl(tmp_path / "docs.jsonl", [{"text": "short"}, {"text": ""}])
+    code, _, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages", "length"
+    )
+    assert code == 0, stderr
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
+        "kept.jsonl",
+        "rejected.jsonl",
+        "report.json",
+    ]
+    assert read_jsonl(tmp_path / "run" / "rejected.jsonl")[0]["reason"] == "empty_text"
+
+
+def test_text_field_option_and_gzip_output(tmp_path, capsys, length_stage):
+    import gzip
+
+    source = write_jsonl(tmp_path / "docs.jsonl", [{"content": "short"}, {"text": "no content"}])
+    out = tmp_path / "kept.jsonl.gz"
+    code, stdout, _ = run_cli(
+        capsys, "filter", "--in", source, "--out", out, "--stages", "length", "--text-field", "content"
+    )
+    assert code == 0
+    assert gzip.decompress(out.read_bytes()).decode() == '{"content": "short"}\n'
+    assert "missing_text_field" in stdout
+
+
+def test_aoa_stage_with_a_table_of_our_own(tmp_path, capsys):
+    table = tmp_path / "aoa.csv"
+    table.write_text(TINY_AOA, encoding="utf-8")
+    source = write_jsonl(
+        tmp_path / "docs.jsonl",
+        [
+            {"id": "easy", "text": "The cat sat on the mat."},
+            {"id": "hard", "text": "quantum physics quantum physics"},
+            {"id": "unknown", "text": "zzqx blorf"},
+            {"id": "easy2", "text": "The dog ran home."},
+        ],
+    )
+    out, rejected = tmp_path / "kept.jsonl", tmp_path / "rejected.jsonl"
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", out, "--rejected", rejected, "--stages", "aoa",
+        "--aoa-table", table, "--aoa-impute", "none",
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert [doc["id"] for doc in read_jsonl(out)] == ["easy", "easy2"]
+    rows = {row["id"]: row for row in read_jsonl(rejected)}
+    assert rows["hard"]["reason"] == "aoa_p95" and rows["hard"]["scores"]["aoa"]["p95_aoa"] == 15.0
+    assert rows["unknown"]["reason"] == "aoa_empty"
+    code, _, _ = run_cli(
+        capsys, "filter", "--in", source, "--out", out, "--stages", "aoa", "--aoa-table", table,
+        "--aoa-impute", "none", "--max-aoa", "15",
+    )  # fmt: skip
+    assert [doc["id"] for doc in read_jsonl(out)] == ["easy", "hard", "easy2"]
+
+
+@pytest.mark.slow  # importing datasets pulls in torch
+def test_hf_streaming_input(tmp_path, capsys, length_stage):
+    shard = write_jsonl(tmp_path / "shard.jsonl", [{"text": "short one", "url": "a"}, {"text": "x " * 50}])
+    out = tmp_path / "kept.parquet"
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--hf-dataset", "json", "--hf-data-files", shard, "--out", out, "--stages", "length"
+    )
+    assert code == 0, stderr
+    assert pq.read_table(out).to_pylist() == [{"text": "short one", "url": "a"}]
+    assert "input : json (hf)" in stderr
+
+
+def test_installed_console_script(tmp_path):
+    script = Path(sys.executable).parent / "littlekit"
+    if not script.exists():
+        pytest.skip("littlekit is not installed in this environment (pip install -e .)")
+    table = tmp_path / "aoa.csv"
+    table.write_text(TINY_AOA, encoding="utf-8")
+    source = write_jsonl(tmp_path / "docs.jsonl", [{"text": "the cat sat"}, {"text": "quantum physics"}])
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    common = [
+        "filter",
+        "--in",
+        str(source),
+        "--stages",
+        "aoa",
+        "--aoa-table",
+        str(table),
+        "--aoa-impute",
+        "none",
+    ]
+    done = subprocess.run(
+        [script, *common, "--out", str(tmp_path / "kept.jsonl")], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "retention after each stage" in done.stdout
+    assert read_jsonl(tmp_path / "kept.jsonl") == [{"text": "the cat sat"}]
+    failed = subprocess.run([script, *common, "--out", str(tmp_path / "k.jsonl"), "--stages", "nope"],
+                            capture_output=True, text=True, env=env)  # fmt: skip
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr
+    assert (
+        failed.stderr.strip()
+        == "littlekit filter: error: unknown stage 'nope'; known stages: "
+        + ", ".join(registry.known_stages())
+    )
