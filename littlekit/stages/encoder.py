@@ -1,0 +1,271 @@
+"""Filter stage 3: a transformers grade classifier (ModernBERT in the paper), keep argmax class K5.
+
+The model is any `AutoModelForSequenceClassification` directory or Hub id with four classes in
+the released order K5, K8, K12, OOS (class 0 = K5, the class the released `filter_k5.py` keeps):
+
+    EncoderStage("runs/default/encoder")              # the embedded default (a tiny ModernBERT
+                                                      #   built by littlekit.encoder_train)
+    EncoderStage("path/to/models/modernbert_grade")   # the released filter's directory
+    EncoderStage("answerdotai/ModernBERT-base")       # a Hub id (fine-tune it first: its head is new)
+
+Documents are cut at `max_length` tokens (2,048 as in the paper), scored in padded batches of
+texts of similar length, on CUDA when it is available (bf16 autocast there) and on the CPU
+otherwise. Scores: `band` (argmax), `prob` (its probability), `probs` (every band's probability,
+so notebooks can sweep a threshold on `probs["K5"]` without re-scoring) and `n_tokens` (tokens the
+model saw, after truncation). A text without any non-space character is not scored: it is
+dropped with reason `encoder_empty`, as stage 1 drops it with `aoa_empty`.
+
+Agreement gate. The paper runs ModernBERT only on the documents whose fastText band agrees with
+their AoA band (about 266M of 6.95B). `aoa_band` turns a document's p95 AoA into a band and
+`agreement_gate` compares the two bands; `EncoderStage(..., gate=AgreementGate(...))` drops a
+document whose bands disagree with reason `encoder_gate` without running the model. In the
+sequential keep-K5 cascade (aoa -> fasttext -> encoder) every document that reaches stage 3
+already has AoA band K5 and fastText band K5, so the gate is implied there and is off by default;
+it matters when the encoder scores documents that did not pass through both earlier stages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from littlekit.grades import BANDS
+from littlekit.stages.base import Decision, Stage
+
+LABELS: tuple[str, ...] = BANDS  # class index -> band; index 0 = K5 as in the released filter
+LABEL_FILE = "labels.json"
+MAX_LENGTH = 2048  # the paper's truncation
+BATCH_SIZE = 32
+MODEL_INPUTS = ("input_ids", "attention_mask")
+
+# AoA band edges: the age (years) at the end of the band's last school grade. A pupil is about
+# grade + 6 years old during a grade and a year older when it ends, so K-5 ends at 5 + 7 = 12
+# (exactly stage 1's p95 threshold), grades 6-8 at 8 + 7 = 15 and grades 9-12 at 12 + 7 = 19.
+# A p95 AoA above the last edge is out of scope (OOS).
+AOA_BAND_EDGES: tuple[tuple[str, float], ...] = (("K5", 12.0), ("K8", 15.0), ("K12", 19.0))
+
+
+def aoa_band(p95_aoa: float | None, edges: Sequence[tuple[str, float]] = AOA_BAND_EDGES) -> str | None:
+    """The band of a document's 95th-percentile AoA: the first band whose edge it does not exceed.
+
+    None (stage 1 could not score the document) gives None. Edges are inclusive, so 12.0 is K5
+    just as stage 1 keeps p95 = 12.0.
+    """
+    if p95_aoa is None or (isinstance(p95_aoa, float) and math.isnan(p95_aoa)):
+        return None
+    for band, edge in edges:
+        if p95_aoa <= edge:
+            return band
+    return "OOS"
+
+
+def agreement_gate(fasttext_band: str | None, aoa_band: str | None) -> bool:
+    """True when both bands are known and equal: the paper's condition for running the encoder."""
+    return fasttext_band is not None and fasttext_band == aoa_band
+
+
+def band_from_scores(scores: dict[str, Any]) -> str | None:
+    """A classifier stage's band from its scores: `band`, else a fastText `label` like __label__K5."""
+    band = scores.get("band")
+    if band is None and scores.get("label"):
+        band = str(scores["label"]).removeprefix("__label__")
+    return band
+
+
+@dataclass
+class AgreementGate:
+    """Run the encoder only where the fastText band equals the AoA band (configurable on/off).
+
+    Built from two functions text -> band, or from the two stages with `from_stages`.
+    """
+
+    fasttext_band_of: Callable[[str], str | None]
+    aoa_band_of: Callable[[str], str | None]
+    enabled: bool = True
+
+    @classmethod
+    def from_stages(
+        cls,
+        aoa_stage: Stage,
+        fasttext_stage: Stage,
+        edges: Sequence[tuple[str, float]] = AOA_BAND_EDGES,
+        enabled: bool = True,
+    ) -> AgreementGate:
+        """A gate that scores each text with stage 1 (p95_aoa) and stage 2 (band or label)."""
+        return cls(
+            fasttext_band_of=lambda text: band_from_scores(fasttext_stage.score(text)),
+            aoa_band_of=lambda text: aoa_band(aoa_stage.score(text).get("p95_aoa"), edges),
+            enabled=enabled,
+        )
+
+    def check(self, text: str) -> dict[str, Any]:
+        """{"gate_open", "fasttext_band", "aoa_band"}; always open when the gate is disabled."""
+        if not self.enabled:
+            return {"gate_open": True, "fasttext_band": None, "aoa_band": None}
+        ft, aoa = self.fasttext_band_of(text), self.aoa_band_of(text)
+        return {"gate_open": agreement_gate(ft, aoa), "fasttext_band": ft, "aoa_band": aoa}
+
+
+def pick_device(device: str | None = None) -> str:
+    """The device to run on: the one asked for, else "cuda" when available, else "cpu"."""
+    if device:
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_encoder(
+    model_dir_or_id: str | Path, device: str | None = None, attn_implementation: str | None = None
+):
+    """(model, tokenizer) from a saved directory or a Hub id, in eval mode on `device`."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir_or_id), **kwargs)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir_or_id))
+    return model.to(pick_device(device)).eval(), tokenizer
+
+
+def model_labels(model) -> tuple[str, ...]:
+    """The band of each class index: the config's id2label when it names bands, else LABELS order.
+
+    The released directory may carry generic names (LABEL_0...); the released script reads
+    class 0 as K5, so generic names fall back to K5, K8, K12, OOS.
+    """
+    n = model.config.num_labels
+    names = tuple(str(model.config.id2label.get(i, "")) for i in range(n))
+    if set(names) <= set(LABELS) and len(set(names)) == n:
+        return names
+    if n != len(LABELS):
+        raise ValueError(f"the model has {n} classes and no band names; expected {len(LABELS)}: {LABELS}")
+    return LABELS
+
+
+def save_label_map(out_dir: str | Path, labels: Sequence[str] = LABELS) -> Path:
+    """Write labels.json ({"labels": [...], "keep": "K5"}) beside the model for other tools."""
+    path = Path(out_dir) / LABEL_FILE
+    path.write_text(json.dumps({"labels": list(labels), "keep": "K5"}, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def predict_probs(
+    model,
+    tokenizer,
+    texts: Sequence[str],
+    batch_size: int = BATCH_SIZE,
+    max_length: int = MAX_LENGTH,
+    device: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(probabilities [n, classes], tokens seen [n]) for texts, in their input order.
+
+    Texts are scored in batches of similar character length (sorted, then put back) so little
+    compute goes to padding; each is cut at `max_length` tokens including [CLS] and [SEP].
+    """
+    import torch
+
+    device = device or next(model.parameters()).device.type
+    n_classes = model.config.num_labels
+    probs = np.zeros((len(texts), n_classes), dtype=np.float32)
+    n_tokens = np.zeros(len(texts), dtype=np.int64)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.startswith("cuda") else nullcontext()
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        encoded = tokenizer(
+            [texts[i] for i in chunk],
+            truncation=True,
+            max_length=max_length,
+            padding=True,
+            return_tensors="pt",
+        )
+        inputs = {key: encoded[key].to(device) for key in MODEL_INPUTS}
+        with torch.inference_mode(), autocast:
+            logits = model(**inputs).logits.float()
+        probs[chunk] = torch.softmax(logits, dim=-1).cpu().numpy()
+        n_tokens[chunk] = encoded["attention_mask"].sum(dim=1).numpy()
+    return probs, n_tokens
+
+
+class EncoderStage(Stage):
+    """Keep a document when the encoder's most probable class is K5 (class 0 in the released model)."""
+
+    name = "encoder"
+
+    def __init__(
+        self,
+        model: str | Path | Any,
+        tokenizer: Any | None = None,
+        batch_size: int = BATCH_SIZE,
+        max_length: int = MAX_LENGTH,
+        device: str | None = None,
+        gate: AgreementGate | None = None,
+    ):
+        """`model`: a directory or Hub id (loaded with AutoModel/AutoTokenizer), or a loaded model
+        passed with its `tokenizer`. `gate`: an AgreementGate, or None to score every document."""
+        if batch_size < 1 or max_length < 3:
+            raise ValueError(f"batch_size must be >= 1 and max_length >= 3, got {batch_size}, {max_length}")
+        if isinstance(model, str | Path):
+            self.model, self.tokenizer = load_encoder(model, device)
+        else:
+            if tokenizer is None:
+                raise ValueError("a loaded model needs its tokenizer")
+            self.model, self.tokenizer = model.to(pick_device(device)).eval(), tokenizer
+        self.device = next(self.model.parameters()).device.type
+        self.labels = model_labels(self.model)
+        self.keep_index = self.labels.index("K5")
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.gate = gate
+
+    def score(self, text: str) -> dict[str, Any]:
+        """band, prob, probs, n_tokens (plus the gate's bands when a gate is set)."""
+        return self.score_batch([text])[0]
+
+    def score_batch(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        """Scores of many texts at once (the cascade calls this when it exists): one padded batch
+        per `batch_size` texts instead of one forward pass per text."""
+        results: list[dict[str, Any]] = [_unscored() for _ in texts]
+        to_score = []
+        for i, text in enumerate(texts):
+            if not text or not text.strip():
+                continue
+            if self.gate is not None:
+                results[i].update(self.gate.check(text))
+                if not results[i]["gate_open"]:
+                    continue
+            to_score.append(i)
+        if to_score:
+            probs, n_tokens = predict_probs(
+                self.model, self.tokenizer, [texts[i] for i in to_score], self.batch_size, self.max_length
+            )
+            for row, i in enumerate(to_score):
+                best = int(np.argmax(probs[row]))
+                results[i].update(
+                    band=self.labels[best],
+                    prob=float(probs[row, best]),
+                    probs={band: float(p) for band, p in zip(self.labels, probs[row], strict=True)},
+                    n_tokens=int(n_tokens[row]),
+                )
+        return results
+
+    def decide(self, scores: dict[str, Any]) -> Decision:
+        """Keep iff the argmax band is K5; otherwise reason encoder_<band>, encoder_gate or encoder_empty."""
+        band = scores.get("band")
+        if band is None:
+            reason = "encoder_gate" if scores.get("gate_open") is False else "encoder_empty"
+            return Decision(False, reason, scores)
+        if band == self.labels[self.keep_index]:
+            return Decision(True, None, scores)
+        return Decision(False, f"encoder_{band}", scores)
+
+
+def _unscored() -> dict[str, Any]:
+    return {"band": None, "prob": None, "probs": None, "n_tokens": 0}
