@@ -1,0 +1,363 @@
+"""Train stage 3's grade classifier: a tiny ModernBERT for the offline default, or any encoder.
+
+Offline (no Hub), the embedded default is a ModernBERT built here from `ModernBertConfig` with
+random weights and a WordPiece tokenizer trained on the training texts (`build_tiny_modernbert`),
+then fine-tuned on the band labels (`fine_tune`). The paper fine-tunes the pretrained
+ModernBERT-base instead; with the Hub or a local copy that is one parameter away:
+
+    fine_tune("answerdotai/ModernBERT-base", train, valid, out_dir, EncoderTrainConfig(lr=3e-5))
+
+and the released `modernbert_grade/` directory needs no training at all: EncoderStage(path).
+
+The loop is plain PyTorch: AdamW (no decay on biases and norms), linear warmup then linear
+decay, length-bucketed batches padded to the longest text, cross-entropy (optionally weighted
+by inverse band frequency), gradient clipping, seeded shuffling, evaluation on the validation
+set after every epoch, and the best epoch's weights kept and saved with `save_pretrained`
+(model + tokenizer + labels.json). Labels are K5, K8, K12, OOS with K5 = class 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from littlekit.stages.encoder import (
+    LABELS,
+    MAX_LENGTH,
+    MODEL_INPUTS,
+    pick_device,
+    predict_probs,
+    save_label_map,
+)
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4 in this order
+TINY_MAX_LENGTH = 512  # the embedded default's truncation: CommonCoreText passages fit, CPU stays fast
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_length: int = MAX_LENGTH):
+    """A lower-casing WordPiece tokenizer trained on `texts`, wrapped so AutoTokenizer reloads it.
+
+    Every encoding is `[CLS] text [SEP]`; [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4.
+    """
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS))
+    tok.train_from_iterator(texts, trainer)
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=model_max_length,
+        model_input_names=list(MODEL_INPUTS),
+    )
+
+
+def tiny_modernbert_config(
+    tokenizer,
+    hidden_size: int = 192,
+    num_hidden_layers: int = 3,
+    num_attention_heads: int = 4,
+    intermediate_size: int = 384,
+    max_position_embeddings: int = MAX_LENGTH,
+    classifier_pooling: str = "mean",
+    classifier_dropout: float = 0.1,
+):
+    """A ModernBertConfig for a four-band classifier over `tokenizer`'s vocabulary.
+
+    ModernBERT's positions are rotary, so max_position_embeddings costs no parameters; it must
+    be at least the truncation length. Mean pooling learns faster than [CLS] from random weights.
+    """
+    from transformers import ModernBertConfig
+
+    return ModernBertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_hidden_layers,
+        num_attention_heads=num_attention_heads,
+        intermediate_size=intermediate_size,
+        max_position_embeddings=max_position_embeddings,
+        pad_token_id=tokenizer.pad_token_id,
+        cls_token_id=tokenizer.cls_token_id,
+        sep_token_id=tokenizer.sep_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        classifier_pooling=classifier_pooling,
+        classifier_dropout=classifier_dropout,
+        num_labels=len(LABELS),
+        id2label=dict(enumerate(LABELS)),
+        label2id={band: i for i, band in enumerate(LABELS)},
+    )
+
+
+def build_tiny_modernbert(
+    train_texts: Sequence[str],
+    out_dir: str | Path,
+    vocab_size: int = 8000,
+    hidden_size: int = 192,
+    num_hidden_layers: int = 3,
+    num_attention_heads: int = 4,
+    intermediate_size: int = 384,
+    max_position_embeddings: int = MAX_LENGTH,
+    seed: int = 0,
+) -> Path:
+    """Save a randomly initialised tiny ModernBERT classifier and its tokenizer to `out_dir`.
+
+    The directory is a starting point for `fine_tune`, exactly where a pretrained checkpoint
+    (answerdotai/ModernBERT-base, or a local copy) would otherwise go.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    torch.manual_seed(seed)
+    tokenizer = train_tokenizer(train_texts, vocab_size, model_max_length=max_position_embeddings)
+    config = tiny_modernbert_config(
+        tokenizer,
+        hidden_size,
+        num_hidden_layers,
+        num_attention_heads,
+        intermediate_size,
+        max_position_embeddings,
+    )
+    model = AutoModelForSequenceClassification.from_config(config)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    save_label_map(out)
+    return out
+
+
+@dataclass
+class EncoderTrainConfig:
+    """Fine-tuning settings. The defaults suit the tiny random-init model; a pretrained
+    ModernBERT-base wants lr ~3e-5, max_length 2048 and a GPU."""
+
+    epochs: int = 6
+    lr: float = 5e-4
+    batch_size: int = 16
+    eval_batch_size: int = 64
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    max_length: int = TINY_MAX_LENGTH
+    class_weights: bool = True  # weight the loss by inverse band frequency
+    max_steps: int | None = None  # stop early after this many optimiser steps (tests, smoke runs)
+    seed: int = 0
+    device: str | None = None  # None: cuda when available, else cpu
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.max_length < 3 or self.lr <= 0:
+            raise ValueError(f"bad training settings: {self}")
+
+
+@dataclass
+class TrainResult:
+    """What `fine_tune` did: where the model went, per-epoch metrics and per-step losses."""
+
+    out_dir: Path
+    best_epoch: int
+    seconds: float
+    n_train: int
+    n_parameters: int
+    history: list[dict[str, Any]] = field(default_factory=list)
+    step_losses: list[float] = field(default_factory=list)
+
+
+def band_ids(bands: Iterable[str]) -> list[int]:
+    """Class indices of bands (K5 -> 0 ...); ValueError names an unknown band."""
+    index = {band: i for i, band in enumerate(LABELS)}
+    try:
+        return [index[band] for band in bands]
+    except KeyError as err:
+        raise ValueError(f"unknown band {err.args[0]!r}; expected one of {LABELS}") from None
+
+
+def fine_tune(
+    model_dir_or_id: str | Path,
+    train,
+    valid=None,
+    out_dir: str | Path = "encoder",
+    config: EncoderTrainConfig | None = None,
+) -> TrainResult:
+    """Fine-tune a sequence classifier on DataFrames with columns `text` and `band`; save the best.
+
+    The best epoch is the one with the highest validation macro-F1 (ties: lower loss); without a
+    validation set it is the last epoch. The saved directory reloads with EncoderStage(out_dir).
+    """
+    import torch
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
+
+    config = config or EncoderTrainConfig()
+    started = time.perf_counter()
+    _seed_everything(config.seed)
+    device = pick_device(config.device)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir_or_id))
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(model_dir_or_id),
+        num_labels=len(LABELS),
+        id2label=dict(enumerate(LABELS)),
+        label2id={band: i for i, band in enumerate(LABELS)},
+    ).to(device)
+
+    texts, labels = list(train["text"]), band_ids(train["band"])
+    encoded = tokenizer(texts, truncation=True, max_length=config.max_length)["input_ids"]
+    batches_per_epoch = -(-len(texts) // config.batch_size)
+    total_steps = batches_per_epoch * config.epochs
+    if config.max_steps is not None:
+        total_steps = min(total_steps, config.max_steps)
+    optimizer = torch.optim.AdamW(_param_groups(model, config.weight_decay), lr=config.lr)
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, int(config.warmup_ratio * total_steps), total_steps
+    )
+    weight = _class_weights(labels, device) if config.class_weights else None
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
+    rng = random.Random(config.seed)
+
+    history, step_losses = [], []
+    best_key, best_state, best_epoch, step = None, None, 0, 0
+    for epoch in range(1, config.epochs + 1):
+        model.train()
+        for batch in _length_bucketed_batches(encoded, config.batch_size, rng):
+            input_ids, attention_mask = _pad([encoded[i] for i in batch], tokenizer.pad_token_id, device)
+            target = torch.tensor([labels[i] for i in batch], device=device)
+            logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
+            loss = loss_fn(logits.float(), target)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            step_losses.append(loss.detach().item())
+            step += 1
+            if step >= total_steps:
+                break
+        row = {"epoch": epoch, "step": step, "train_loss": float(np.mean(step_losses[-batches_per_epoch:]))}
+        if valid is not None and len(valid):
+            row.update(evaluate(model, tokenizer, valid, config.eval_batch_size, config.max_length))
+            key = (row["macro_f1"], -row["loss"])
+        else:
+            key = (epoch, 0.0)
+        history.append(row)
+        if best_key is None or key > best_key:
+            best_key, best_epoch = key, epoch
+            best_state = copy.deepcopy({k: v.detach().cpu() for k, v in model.state_dict().items()})
+        if step >= total_steps:
+            break
+
+    model.load_state_dict(best_state)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    save_label_map(out)
+    result = TrainResult(
+        out_dir=out,
+        best_epoch=best_epoch,
+        seconds=time.perf_counter() - started,
+        n_train=len(texts),
+        n_parameters=sum(p.numel() for p in model.parameters()),
+        history=history,
+        step_losses=step_losses,
+    )
+    summary = {**asdict(result), "out_dir": str(out), "config": asdict(config)}
+    (out / "train_history.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    return result
+
+
+def evaluate(model, tokenizer, frame, batch_size: int = 64, max_length: int = MAX_LENGTH) -> dict[str, float]:
+    """Validation loss (mean cross-entropy), accuracy and macro-F1 over the bands present."""
+    model.eval()
+    probs, _ = predict_probs(model, tokenizer, list(frame["text"]), batch_size, max_length)
+    truth = np.array(band_ids(frame["band"]))
+    predicted = probs.argmax(axis=1)
+    loss = float(-np.mean(np.log(np.clip(probs[np.arange(len(truth)), truth], 1e-12, None))))
+    return {
+        "loss": loss,
+        "accuracy": float(np.mean(predicted == truth)),
+        "macro_f1": macro_f1(truth, predicted),
+    }
+
+
+def macro_f1(truth: np.ndarray, predicted: np.ndarray) -> float:
+    """Mean F1 over the classes that occur in `truth` (a class never predicted scores 0)."""
+    scores = []
+    for label in np.unique(truth):
+        tp = np.sum((predicted == label) & (truth == label))
+        n_pred, n_true = np.sum(predicted == label), np.sum(truth == label)
+        scores.append(2 * tp / (n_pred + n_true) if n_pred + n_true else 0.0)
+    return float(np.mean(scores))
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _param_groups(model, weight_decay: float) -> list[dict[str, Any]]:
+    """AdamW groups: decay on weight matrices, none on biases, norms and other 1-D parameters."""
+    decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
+    other = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": other, "weight_decay": 0.0}]
+
+
+def _class_weights(labels: Sequence[int], device: str):
+    """Inverse-frequency weights (mean 1 over present classes); an absent class gets weight 0."""
+    import torch
+
+    counts = np.bincount(labels, minlength=len(LABELS)).astype(np.float64)
+    weights = np.where(counts > 0, counts.sum() / (np.count_nonzero(counts) * np.maximum(counts, 1)), 0.0)
+    return torch.tensor(weights, dtype=torch.float32, device=device)
+
+
+def _length_bucketed_batches(encoded: Sequence[Sequence[int]], batch_size: int, rng: random.Random):
+    """Shuffled batches of similar length: shuffle, sort within pools of 50 batches, shuffle batches."""
+    order = list(range(len(encoded)))
+    rng.shuffle(order)
+    pool = batch_size * 50
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = sorted(order[start : start + pool], key=lambda i: len(encoded[i]))
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def _pad(sequences: Sequence[Sequence[int]], pad_id: int, device: str):
+    import torch
+
+    width = max(len(seq) for seq in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids.to(device), mask.to(device)
