@@ -1,0 +1,275 @@
+"""Stage 3: a tiny ModernBERT really trained here on a small labelled set, saved, reloaded, applied."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from littlekit.encoder_train import (  # noqa: E402
+    SPECIAL_TOKENS,
+    EncoderTrainConfig,
+    band_ids,
+    build_tiny_modernbert,
+    fine_tune,
+    macro_f1,
+    train_tokenizer,
+)
+from littlekit.lexicon import AoALexicon  # noqa: E402
+from littlekit.stages.aoa import AoAStage  # noqa: E402
+from littlekit.stages.encoder import (  # noqa: E402
+    LABELS,
+    AgreementGate,
+    EncoderStage,
+    agreement_gate,
+    aoa_band,
+    band_from_scores,
+    load_encoder,
+    model_labels,
+    pick_device,
+    predict_probs,
+)
+
+KID_SUBJECTS = [
+    "the dog",
+    "my cat",
+    "a little bird",
+    "the big bus",
+    "my mom",
+    "the baby",
+    "a red ball",
+    "the frog",
+]
+KID_PREDICATES = [
+    "runs to the park",
+    "naps in the sun",
+    "likes to play",
+    "is very happy",
+    "jumps up and down",
+    "sees a big tree",
+    "eats an apple",
+    "sings a song",
+]
+TECH_SUBJECTS = [
+    "thermodynamic equilibrium",
+    "the covariance matrix",
+    "photosynthetic metabolism",
+    "monetary policy",
+    "enzymatic hydrolysis",
+    "quantum decoherence",
+    "the eigenvalue spectrum",
+    "electromagnetic induction",
+]
+TECH_PREDICATES = [
+    "constrains the entropy of isolated systems",
+    "determines the principal components",
+    "modulates inflationary expectations",
+    "catalyses peptide bond cleavage",
+    "suppresses interference",
+    "characterises asymptotic convergence",
+    "governs oxidative phosphorylation",
+    "induces polarisation",
+]
+KID_TEXT = "The dog runs to the park. My cat naps in the sun."
+TECH_TEXT = "Thermodynamic equilibrium constrains the entropy of isolated systems."
+
+
+def make_frame(n: int, seed: int) -> pd.DataFrame:
+    """n texts of two or three sentences, alternately children's (K5) and technical (K12)."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        kid = i % 2 == 0
+        subjects, predicates = (KID_SUBJECTS, KID_PREDICATES) if kid else (TECH_SUBJECTS, TECH_PREDICATES)
+        sentences = [f"{rng.choice(subjects)} {rng.choice(predicates)}." for _ in range(rng.randint(2, 3))]
+        rows.append({"text": " ".join(s.capitalize() for s in sentences), "band": "K5" if kid else "K12"})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: on a shared 2-core machine two threads spin against each other (20x slower)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(TrainResult, train frame, valid frame): a 2-layer ModernBERT fine-tuned for two epochs."""
+    base = tmp_path_factory.mktemp("encoder")
+    train, valid = make_frame(200, seed=1), make_frame(40, seed=2)
+    start = build_tiny_modernbert(
+        train["text"],
+        base / "init",
+        vocab_size=1000,
+        hidden_size=64,
+        num_hidden_layers=2,
+        intermediate_size=128,
+    )
+    config = EncoderTrainConfig(epochs=2, batch_size=16, max_length=64, lr=2e-3, device="cpu")
+    return fine_tune(start, train, valid, base / "model", config), train, valid
+
+
+@pytest.fixture(scope="module")
+def stage(trained):
+    return EncoderStage(trained[0].out_dir, batch_size=8, max_length=64, device="cpu")
+
+
+def test_tokenizer_wraps_in_cls_sep_and_reloads_with_autotokenizer(tmp_path):
+    tokenizer = train_tokenizer(make_frame(50, seed=3)["text"], vocab_size=500)
+    assert tokenizer.convert_tokens_to_ids(list(SPECIAL_TOKENS)) == [0, 1, 2, 3, 4]
+    ids = tokenizer("The dog runs.")["input_ids"]
+    assert ids[0] == tokenizer.cls_token_id and ids[-1] == tokenizer.sep_token_id
+    tokenizer.save_pretrained(tmp_path)
+    again = transformers.AutoTokenizer.from_pretrained(tmp_path)
+    assert again("The dog runs. Zebra!")["input_ids"] == tokenizer("The dog runs. Zebra!")["input_ids"]
+    assert again.pad_token_id == 0 and "token_type_ids" not in again("x")
+
+
+def test_fine_tuning_lowers_the_loss_and_learns_the_bands(trained):
+    result, _, _ = trained
+    losses = result.step_losses
+    assert len(losses) == 2 * math.ceil(200 / 16)
+    assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
+    assert [row["epoch"] for row in result.history] == [1, 2]
+    assert result.history[result.best_epoch - 1]["macro_f1"] >= 0.9  # held-out texts, new combinations
+    summary = json.loads((result.out_dir / "train_history.json").read_text())
+    assert summary["best_epoch"] == result.best_epoch and summary["config"]["max_length"] == 64
+
+
+def test_saved_directory_round_trips_with_identical_probabilities(trained, tmp_path):
+    out = trained[0].out_dir
+    assert json.loads((out / "labels.json").read_text())["labels"] == list(LABELS)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(out).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    assert model.config.model_type == "modernbert" and model.config.id2label[0] == "K5"
+    texts = [KID_TEXT, TECH_TEXT, KID_TEXT + " " + TECH_TEXT]
+    before, _ = predict_probs(model, tokenizer, texts, max_length=64)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    again_model, again_tokenizer = load_encoder(tmp_path, device="cpu")
+    after, _ = predict_probs(again_model, again_tokenizer, texts, max_length=64)
+    np.testing.assert_array_equal(before, after)
+    np.testing.assert_allclose(before.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_keeps_children_text_and_drops_technical_text_with_its_band(stage):
+    kept, dropped = stage(KID_TEXT), stage(TECH_TEXT)
+    assert kept.keep and kept.reason is None and kept.scores["band"] == "K5"
+    assert not dropped.keep and dropped.reason == "encoder_K12"
+    scores = kept.scores
+    assert scores["prob"] == max(scores["probs"].values()) and list(scores["probs"]) == list(LABELS)
+
+
+def test_decide_keeps_only_argmax_k5(stage):
+    assert stage.decide({"band": "K5"}).keep
+    for band in ("K8", "K12", "OOS"):
+        decision = stage.decide({"band": band})
+        assert not decision.keep and decision.reason == f"encoder_{band}"
+
+
+def test_empty_text_is_dropped_unscored_and_keeps_batch_order(stage):
+    results = stage.score_batch(["", TECH_TEXT, "  \n\t", KID_TEXT])
+    assert results[0]["band"] is None and results[2]["band"] is None and results[2]["n_tokens"] == 0
+    assert stage.decide(results[0]).reason == "encoder_empty"
+    assert [results[1]["band"], results[3]["band"]] == ["K12", "K5"]
+    assert stage.score_batch([]) == []
+
+
+def test_batched_scores_match_one_at_a_time(stage):
+    texts = [KID_TEXT, TECH_TEXT * 3, "Hi.", KID_TEXT * 2, TECH_TEXT]
+    batched = stage.score_batch(texts)
+    for text, scores in zip(texts, batched, strict=True):
+        alone = stage.score(text)
+        assert alone["band"] == scores["band"] and alone["n_tokens"] == scores["n_tokens"]
+        np.testing.assert_allclose(list(alone["probs"].values()), list(scores["probs"].values()), atol=1e-5)
+
+
+def test_long_document_is_cut_at_max_length(trained):
+    short = EncoderStage(trained[0].out_dir, max_length=32, device="cpu")
+    head = " ".join([KID_TEXT] * 20)  # far more than 32 tokens
+    long_doc = head + " " + " ".join([TECH_TEXT] * 2000)  # ~20k words of technical text after it
+    scores = short.score(long_doc)
+    assert scores["n_tokens"] == 32
+    assert scores["probs"] == short.score(head)["probs"]  # what lies beyond the cut is never seen
+    assert scores["band"] == "K5"
+
+
+@pytest.mark.parametrize(
+    ("p95", "band"),
+    [
+        (3.0, "K5"),
+        (12.0, "K5"),
+        (12.01, "K8"),
+        (15.0, "K8"),
+        (15.5, "K12"),
+        (19.0, "K12"),
+        (19.5, "OOS"),
+        (None, None),
+        (float("nan"), None),
+    ],
+)
+def test_aoa_band_edges_follow_school_ages(p95, band):
+    assert aoa_band(p95) == band
+
+
+def test_agreement_gate_needs_two_equal_known_bands():
+    assert agreement_gate("K5", "K5") and agreement_gate("K8", "K8")
+    assert (
+        not agreement_gate("K5", "K8") and not agreement_gate(None, None) and not agreement_gate("K5", None)
+    )
+    assert band_from_scores({"label": "__label__K8"}) == "K8" and band_from_scores({"band": "K12"}) == "K12"
+
+
+def test_gate_skips_the_model_when_bands_disagree(trained):
+    table = {w: 4.0 for w in "the dog runs to park my cat naps in sun".split()}
+    table.update(
+        {w: 16.0 for w in "thermodynamic equilibrium constrains entropy of isolated systems".split()}
+    )
+    aoa_stage = AoAStage(AoALexicon(table, impute="none"))
+    band_stage = EncoderStage(trained[0].out_dir, max_length=64, device="cpu")  # stands in for fastText
+    gate = AgreementGate.from_stages(aoa_stage, band_stage)
+    gated = EncoderStage(trained[0].out_dir, max_length=64, device="cpu", gate=gate)
+    open_kid = gated.score(KID_TEXT)
+    assert open_kid["gate_open"] and open_kid["aoa_band"] == "K5" == open_kid["band"]
+    assert gated(KID_TEXT).keep
+    disagree = AgreementGate(fasttext_band_of=lambda text: "K5", aoa_band_of=lambda text: "K12")
+    closed = EncoderStage(trained[0].out_dir, max_length=64, device="cpu", gate=disagree)
+    decision = closed(KID_TEXT)
+    assert not decision.keep and decision.reason == "encoder_gate" and decision.scores["probs"] is None
+    disagree.enabled = False
+    assert closed(KID_TEXT).keep
+
+
+def test_generic_label_names_fall_back_to_the_released_order(trained):
+    model, _ = load_encoder(trained[0].out_dir, device="cpu")
+    model.config.id2label = {i: f"LABEL_{i}" for i in range(4)}
+    assert model_labels(model) == LABELS
+    model.config.id2label = {0: "OOS", 1: "K12", 2: "K8", 3: "K5"}
+    assert model_labels(model) == ("OOS", "K12", "K8", "K5")
+
+
+def test_bad_inputs_are_refused(trained):
+    with pytest.raises(ValueError, match="unknown band"):
+        band_ids(["K5", "grade 3"])
+    with pytest.raises(ValueError, match="tokenizer"):
+        EncoderStage(load_encoder(trained[0].out_dir, device="cpu")[0])
+    with pytest.raises(ValueError):
+        EncoderTrainConfig(epochs=0)
+    assert pick_device("cpu") == "cpu"
+    assert pick_device() == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_macro_f1_by_hand():
+    truth, predicted = np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1])
+    # class 0: tp 1, 1 predicted, 2 true -> 2/3; class 1: tp 2, 3 predicted, 2 true -> 4/5
+    assert macro_f1(truth, predicted) == pytest.approx((2 / 3 + 4 / 5) / 2)
