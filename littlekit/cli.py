@@ -273,6 +273,24 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         help=f"max out-of-vocabulary fraction (default: {OOV_THRESHOLD})",
     )
     stages.add_argument(
+        "--fasttext-model", type=Path, metavar="PATH", help="fasttext stage: supervised fastText .bin"
+    )
+    stages.add_argument(
+        "--encoder-model",
+        metavar="DIR_OR_ID",
+        help="encoder stage: transformers sequence-classification directory or Hub id (ModernBERT)",
+    )
+    stages.add_argument(
+        "--encoder-batch-size",
+        type=_positive_int,
+        default=32,
+        metavar="N",
+        help="encoder stage (default: 32)",
+    )
+    stages.add_argument(
+        "--device", help="encoder stage device, e.g. cuda or cpu (default: cuda if available)"
+    )
+    stages.add_argument(
         "--word-table",
         type=Path,
         metavar="PATH",
@@ -297,6 +315,7 @@ def run_filter(args: argparse.Namespace) -> int:
     fmt = _check_input(args)
     _check_exists("--aoa-table", args.aoa_table)
     _check_exists("--word-table", args.word_table)
+    _check_exists("--fasttext-model", args.fasttext_model)
     try:
         names = stage_names(args.stages)
         input_format(out)
@@ -311,6 +330,10 @@ def run_filter(args: argparse.Namespace) -> int:
         aoa_impute=args.aoa_impute,
         max_aoa=args.max_aoa,
         max_oov=args.max_oov,
+        fasttext_model=_str_or_none(args.fasttext_model),
+        encoder_model=args.encoder_model,
+        encoder_batch_size=args.encoder_batch_size,
+        device=args.device,
         word_table=_str_or_none(args.word_table),
         min_beyond_score=args.min_beyond_score,
     )

@@ -147,7 +147,7 @@ def test_every_kind_of_bad_input_is_accounted_for(tmp_path, capsys, length_stage
     [
         (["filter", "--in", "{tmp}/missing.jsonl", "--out", "{tmp}/o.jsonl"], "input file not found"),
         (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "aoa,nope"],
-         "unknown stage 'nope'; known stages: aoa, symbolic"),
+         "unknown stage 'nope'; known stages: aoa, fasttext, encoder, symbolic, frequency"),
         (["filter", "--in", "{src}", "--hf-dataset", "x/y", "--out", "{tmp}/o.jsonl"],
          "argument --hf-dataset: not allowed with argument --in"),
         (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--max-oov", "1.5"],
@@ -164,6 +164,8 @@ def test_every_kind_of_bad_input_is_accounted_for(tmp_path, capsys, length_stage
         (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "aoa", "--aoa-table", "{src}"],
          "cannot build the stages: AoA table"),
         (["filter", "--in", "{pq}", "--out", "{tmp}/o.jsonl", "--stages", "length"], "column 'text' not in"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "fasttext"],
+         "stage 'fasttext' needs fasttext_model (command line: --fasttext-model PATH)"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )  # fmt: skip
@@ -188,6 +190,14 @@ def test_help_lists_the_commands(capsys):
         assert option in stdout
     code, _, stderr = run_cli(capsys)  # no command: the usage goes to stderr
     assert code == 2 and "COMMAND" in stderr
+
+
+def test_data_build_is_wired_to_the_data_builder(tmp_path, capsys):
+    code, stdout, _ = run_cli(capsys, "data", "build", "--help")
+    assert code == 0 and "--from" in stdout
+    code, _, stderr = run_cli(capsys, "data", "build", "--from", tmp_path, "--out", tmp_path / "data")
+    assert code == 1 and stderr.count("\n") == 1 and "does not look like the real data folder" in stderr
+    assert not (tmp_path / "data").exists()
 
 
 def test_parquet_in_parquet_out_keeps_types_and_limit(tmp_path, capsys, length_stage):

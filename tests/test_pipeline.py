@@ -212,7 +212,9 @@ def test_stage_names_must_be_unique():
 def test_registry_lists_and_validates_stage_names():
     assert {"aoa", "symbolic", "frequency"} <= set(known_stages())
     assert stage_names(" aoa , symbolic ") == ["aoa", "symbolic"]
-    with pytest.raises(ValueError, match="unknown stage 'fasttxt'; known stages: aoa, symbolic"):
+    with pytest.raises(
+        ValueError, match="unknown stage 'fasttxt'; known stages: aoa, fasttext, encoder, symbolic, frequency"
+    ):
         build_stages("aoa,fasttxt")
     with pytest.raises(ValueError, match="stage listed twice: aoa"):
         stage_names("aoa,aoa")

@@ -34,6 +34,10 @@ class StageOptions:
     aoa_impute: str = "published"  # Zipf imputation for words missing from the table
     max_aoa: float = P95_MAX_AOA
     max_oov: float = OOV_THRESHOLD
+    fasttext_model: str | None = None  # supervised fastText .bin with __label__K5/K8/K12/OOS
+    encoder_model: str | None = None  # transformers classifier directory or Hub id (ModernBERT)
+    encoder_batch_size: int = 32
+    device: str | None = None  # encoder device; None = cuda when available, else cpu
     word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
     min_beyond_score: float = MIN_BEYOND_SCORE
 
@@ -44,6 +48,8 @@ class StageOptions:
             raise ValueError(f"max_aoa must be a finite number of years, got {self.max_aoa}")
         if not math.isfinite(self.min_beyond_score):
             raise ValueError(f"min_beyond_score must be finite, got {self.min_beyond_score}")
+        if self.encoder_batch_size < 1:
+            raise ValueError(f"encoder_batch_size must be at least 1, got {self.encoder_batch_size}")
         if self.aoa_impute not in IMPUTE_CHOICES:
             raise ValueError(
                 f"aoa_impute must be one of {', '.join(IMPUTE_CHOICES)}, got {self.aoa_impute!r}"
@@ -109,11 +115,35 @@ def _aoa(options: StageOptions) -> Stage:
     return AoAStage(lexicon, max_aoa=options.max_aoa, max_oov=options.max_oov)
 
 
+@register_stage("fasttext", "stage 2: fastText grade classifier's top label is K5 (needs fasttext_model)")
+def _fasttext(options: StageOptions) -> Stage:
+    from littlekit.stages.fasttext_stage import FastTextStage
+
+    return FastTextStage(_required(options.fasttext_model, "fasttext", "fasttext_model"))
+
+
+@register_stage(
+    "encoder", "stage 3: encoder (ModernBERT) grade classifier's argmax is K5 (needs encoder_model)"
+)
+def _encoder(options: StageOptions) -> Stage:
+    from littlekit.stages.encoder import EncoderStage
+
+    model = _required(options.encoder_model, "encoder", "encoder_model")
+    return EncoderStage(model, batch_size=options.encoder_batch_size, device=options.device)
+
+
 @register_stage("symbolic", "stage 4: no exponents, roots, logs, trigonometry, algebra or chemistry")
 def _symbolic(options: StageOptions) -> Stage:
     from littlekit.stages.symbolic import SymbolicStage
 
     return SymbolicStage()
+
+
+def _required(value: str | None, stage: str, option: str) -> str:
+    if value is None:
+        flag = "--" + option.replace("_", "-")
+        raise ValueError(f"stage {stage!r} needs {option} (command line: {flag} PATH)")
+    return value
 
 
 @register_stage("frequency", "stage 5: no word with beyond_score >= min_beyond_score (word table)")
