@@ -121,7 +121,7 @@ def load_gsm8k(split: str = "test", root: Root = None) -> pd.DataFrame:
 def load_clear(root: Root = None) -> pd.DataFrame:
     """CLEAR excerpts with `bt_easiness`, the Lexile columns, the derived `band` and `ambiguous`."""
     frame = _read_csv(_path("clear/clear.csv", root), CLEAR_COLUMNS)
-    frame["band"] = frame["band"].astype(object).where(frame["band"].notna(), None)
+    frame["band"] = pd.Series([b if isinstance(b, str) else None for b in frame["band"]], dtype=object)
     return frame
 
 

@@ -18,19 +18,23 @@ def count_words(text: str) -> int:
 
 
 def split_long(paragraph: str, max_words: int = MAX_WORDS) -> list[str]:
-    """Split a paragraph over max_words at sentence ends into near-equal parts of <= max_words."""
+    """Split a paragraph over max_words at sentence ends into near-equal parts of <= max_words.
+
+    Parts aim at n_words / ceil(n_words / (0.8 * max_words)) words, so sentence boundaries leave
+    room and the last part is not a stub. A part cut inside an over-long sentence is dropped.
+    """
     n_words = count_words(paragraph)
     if n_words <= max_words:
         return [paragraph]
     sentences = _SENTENCE_SPLIT_RE.split(paragraph)
-    n_parts = -(-n_words // max_words)
+    n_parts = -(-n_words // int(0.8 * max_words))
     target = n_words / n_parts
     parts: list[str] = []
     current: list[str] = []
     size = 0
     for sentence in sentences:
         words = count_words(sentence)
-        if current and (size + words > max_words or size >= target):
+        if current and (size + words > max_words or size + words / 2 > target):
             parts.append(" ".join(current))
             current, size = [], 0
         current.append(sentence)

@@ -69,7 +69,7 @@ def build_clear(frame: pd.DataFrame, out: Path, log: BuildLog) -> dict[str, int]
             elif name == "ambiguous":
                 cells.append("true" if value else "false")
             elif name == "band":
-                cells.append(value or "")
+                cells.append(value if isinstance(value, str) else "")
             else:
                 cells.append(clean_cell(value))
         rows.append(cells)

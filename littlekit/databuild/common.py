@@ -61,7 +61,7 @@ def write_text(path: Path, text: str, log: BuildLog, source: str) -> Path:
 
 
 def write_jsonl(path: Path, rows: Iterable[dict], log: BuildLog, source: str) -> Path:
-    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
+    lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) for row in rows]
     return write_text(path, "\n".join(lines), log, source)
 
 

@@ -83,7 +83,7 @@ def graded_docs(source: Path, clear: pd.DataFrame) -> list[dict]:
     docs += [doc("gsm8k", row["question"]) for row in spread_sample(gsm8k, N_GSM8K, rng("demo:gsm8k"))]
     docs += mathcamps_docs(source)
     for record in spread_sample(list(clear.itertuples(index=False)), N_CLEAR, rng("demo:clear")):
-        docs.append(doc("clear", record.text, record.band or None))
+        docs.append(doc("clear", record.text, record.band if isinstance(record.band, str) else None))
     passages = [
         p for bundle in OPENSTAX_BUNDLES for p in bundle_passages(source / f"openstax/{bundle}.jsonl")
     ]

@@ -33,6 +33,9 @@ _HEADING_RE = re.compile(
 _NUMBERED_HEADING_RE = re.compile(
     r"^(chapter|book|part|act|scene|stave|volume)\s+[IVXLCDM\d]+\b", re.IGNORECASE
 )
+_FIRST_HEADING_RE = re.compile(
+    r"^[ \t]*(chapter|book|part|act|stave)\s+(I|1|one)\b(?![\w'’])", re.IGNORECASE | re.MULTILINE
+)
 _SENTENCE_END = (".", "!", "?", '"', "'", "”", "’", ":", ";", ",", "—", "-", ")")
 _BOILERPLATE_RE = re.compile(
     r"gutenberg|produced by|transcriber|e-?text|http|www\.|copyright|illustrated by|\*\s+\*\s+\*",
@@ -122,6 +125,24 @@ def clean_block(block: str) -> str:
     return _ITALIC_RE.sub(r"\1", joined)
 
 
+def skip_front_matter(text: str, within: float = 0.25) -> str:
+    """The text from the book's first chapter heading ('CHAPTER I', 'BOOK 1', 'ACT I', ...) on.
+
+    A heading counts when one of the two blocks after it is prose of 20+ words, so a contents
+    entry does not; only the first quarter of the book is searched. What precedes the heading
+    (editors' and translators' prefaces, title pages) is not the exemplar text. A book without such
+    a heading is returned whole.
+    """
+    limit = len(text) * within
+    for match in _FIRST_HEADING_RE.finditer(text):
+        if match.start() > limit:
+            break
+        following = raw_paragraphs(text[match.end() : match.end() + 3000])[:2]
+        if any(is_running_text(block) and len(block.split()) >= 20 for block in following):
+            return text[match.start() :]
+    return text
+
+
 def book_paragraphs(text: str) -> list[str | None]:
     """Clean paragraphs of a stripped book; None marks a break (a heading or dropped block)."""
     result: list[str | None] = []
@@ -136,4 +157,5 @@ def book_paragraphs(text: str) -> list[str | None]:
 
 def book_passages(raw: bytes, encoding: str) -> list[str]:
     """All candidate passages of one book file."""
-    return chunk_paragraphs(book_paragraphs(strip_gutenberg(decode_book(raw, encoding))))
+    body = skip_front_matter(strip_gutenberg(decode_book(raw, encoding)))
+    return chunk_paragraphs(book_paragraphs(body))
