@@ -3,8 +3,9 @@
 A word in the table gets its rated AoA. A word missing from it gets
 `intercept + slope * zipf`, with `zipf = wordfreq.zipf_frequency(word, "en")`, when that zipf
 is above zero; otherwise the word is out of vocabulary (OOV). The published coefficients are
-those of the released filter script; `impute="fitted"` refits them on the loaded table and
-`impute="none"` turns imputation off.
+those of the released filter script (they are the least-squares fit on `AoA_Kup_lem` of the
+51,715-word file, n = 50,142, r = -0.453; tests/test_lexicon.py reproduces them);
+`impute="fitted"` refits them on the loaded table and `impute="none"` turns imputation off.
 
 Lookups are memoised per word (the table is the memo's seed, imputed and OOV words are added
 on first sight) because `wordfreq.zipf_frequency` costs ~20 µs a call.

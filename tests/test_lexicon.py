@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -211,3 +212,17 @@ def test_coverage_counts_tokens_by_origin():
     assert result["table_share"] + result["imputed_share"] + result["oov_share"] == pytest.approx(1.0)
     assert result["oov_share"] == 1 / 8
     assert coverage([], AoALexicon(TABLE))["n_tokens"] == 0
+
+
+AOA_51715 = Path(__file__).resolve().parent.parent / "data" / "aoa" / "aoa_51715.csv"
+
+
+@pytest.mark.skipif(not AOA_51715.exists(), reason="embedded data/aoa/aoa_51715.csv not built")
+def test_published_coefficients_are_the_fit_on_the_51715_word_file():
+    # Where 14.602716 and -1.504689 come from: AoA_Kup_lem of the 51,715-word file, read with
+    # pandas' default NA strings (which turn the word "null" into a missing value), words with
+    # zipf > 0. That reproduces the paper's r = -0.453 over n = 50,142 to the printed digits.
+    frame = pd.read_csv(AOA_51715)
+    fit = fit_zipf_imputation(pd.DataFrame({"word": frame["word"], "aoa": frame["aoa_kup_lem"]}).dropna())
+    assert (round(fit.slope, 6), round(fit.intercept, 6)) == (PUBLISHED_SLOPE, PUBLISHED_INTERCEPT)
+    assert (round(fit.r, 3), fit.n) == (-0.453, 50_142)
