@@ -94,7 +94,8 @@ def mapping_table(frame: pd.DataFrame) -> str:
         raw = ", ".join(sorted({str(v).strip() for v in group["lexile_band"]}, key=len))
         touched = [name for name, (a, b) in CCSS_LEXILE_RANGES.items() if min(high, b) - max(low, a) > 0]
         where = ", ".join(touched) if touched else ("below 2-3" if high < 420 else "above 11-CCR")
-        band = group["band"].iloc[0] or "none (ambiguous)"
+        band = group["band"].iloc[0]
+        band = band if isinstance(band, str) else "none (ambiguous)"
         lines.append(f"| {raw} | {label} | {where} | {band} | {len(group)} |")
     return "\n".join(lines)
 

@@ -200,8 +200,18 @@ def count_table(rows: list[dict]) -> str:
 
 
 def validation_sources(rows: list[dict]) -> str:
-    groups = sorted({row["split_group"] for row in rows if row["split"] == "validation"})
-    return ", ".join(f"`{g}`" for g in groups)
+    """The validation side in words: Gutenberg books and OpenStax bundles by name, CLEAR by count."""
+    validation = [row for row in rows if row["split"] == "validation"]
+    books = sorted({row["source"] for row in validation if row["source_kind"] == "gutenberg"})
+    bundles = sorted({row["split_group"] for row in validation if row["source_kind"] == "openstax"})
+    clear_groups = {row["split_group"] for row in rows if row["source_kind"] == "clear"}
+    clear_validation = {row["split_group"] for row in validation if row["source_kind"] == "clear"}
+    named_books = ", ".join(f"`{b}`" for b in books)
+    named_bundles = ", ".join(f"`{b}`" for b in bundles)
+    return (
+        f"Gutenberg books {named_books}; OpenStax {named_bundles}; "
+        f"{len(clear_validation)} of the {len(clear_groups)} CLEAR author groups"
+    )
 
 
 def build_commoncoretext(source: Path, out: Path, log: BuildLog, clear: pd.DataFrame) -> dict[str, int]:
@@ -309,5 +319,5 @@ Aesop translations go together) or an OpenStax bundle. A group is in validation 
 which every band has 20-40% of its passages in validation and every (source kind, band) cell with
 two or more groups has 15-45% (salt {salt}). No group is in both splits.
 
-Validation groups: {validation}.
+Validation: {validation}.
 """
