@@ -99,6 +99,7 @@ def test_text_without_markers_is_kept_whole():
         "THE END",
         "DUNCAN, King of Scotland. MALCOLM, his Son. DONALBAIN, his Son. MACBETH, General.",
         "Produced by David Reed and the Online Distributed Proofreading Team.",
+        "[30] Reading a variant in the Greek text, as the editors suggest here.",
         " CHAPTER I.     Down the Rabbit-Hole\n CHAPTER II.    The Pool of Tears\n CHAPTER III.   A Race",
         "My Father Meets the Cat          9\nMy Father Runs Away          17\nMy Father Finds the Island 27",
     ],
@@ -124,7 +125,7 @@ def test_front_matter_before_the_first_chapter_is_skipped_but_contents_do_not_co
 
 
 def test_book_passages_end_to_end_on_a_latin1_crlf_book():
-    paragraphs = [f"{PROSE}Caf\xe9 number {i} sold cakes." for i in range(12)]
+    paragraphs = [f"{PROSE}Caf\xe9 number {i} sold _cakes_.[{i}]" for i in range(12)]
     book = (
         "*** START OF THIS PROJECT GUTENBERG EBOOK TEST ***\r\n\r\nCHAPTER I.\r\n\r\n"
         + "\r\n\r\n".join(paragraphs)
@@ -136,6 +137,7 @@ def test_book_passages_end_to_end_on_a_latin1_crlf_book():
         assert MIN_WORDS <= count_words(text) <= MAX_WORDS
         assert "Café" in text and "\r" not in text
         assert "Gutenberg" not in text and "Illustration" not in text
+        assert "_" not in text and "[" not in text and "sold cakes." in text
 
 
 # --- paragraph chunking ---------------------------------------------------------------------------

@@ -26,6 +26,8 @@ _END_RE = re.compile(
 )
 _ILLUSTRATION_RE = re.compile(r"\[(Illustration|Frontispiece)[^\]]*\]", re.IGNORECASE)
 _ITALIC_RE = re.compile(r"_([^_]+)_")
+_STRAY_UNDERSCORE_RE = re.compile(r"(?<!\w)_|_(?!\w)")
+_FOOTNOTE_REF_RE = re.compile(r"\[\d+\]")
 _HEADING_RE = re.compile(
     r"^(chapter|book|part|act|scene|stave|volume|preface|introduction|contents|footnotes?)\b[\s\dIVXLC.:\-—]*",
     re.IGNORECASE,
@@ -96,6 +98,8 @@ def is_running_text(block: str) -> bool:
     words = flat.split()
     if not words or not any(ch.islower() for ch in flat):
         return False
+    if re.match(r"\[\d+\]", flat):  # a footnote
+        return False
     if _BOILERPLATE_RE.search(flat):
         return False
     if len(words) < 12 and (_HEADING_RE.match(flat) or not flat.endswith(_SENTENCE_END)):
@@ -122,7 +126,8 @@ def clean_block(block: str) -> str:
         joined = "\n".join(lines)
     else:
         joined = " ".join(lines)
-    return _ITALIC_RE.sub(r"\1", joined)
+    joined = _FOOTNOTE_REF_RE.sub("", _ITALIC_RE.sub(r"\1", joined))
+    return _STRAY_UNDERSCORE_RE.sub("", joined)
 
 
 def skip_front_matter(text: str, within: float = 0.25) -> str:

@@ -15,11 +15,17 @@ OPENSTAX_BUNDLES: dict[str, str] = {
 }
 MAX_MATH_SHARE = 0.02
 _SENTENCE_END = (".", "!", "?", ")", '"', "”")
+# AP editions interleave curriculum-framework boxes that are lists of codes, not textbook prose
+_FRAMEWORK_RE = re.compile(
+    r"^(Essential Knowledge|Learning Objective|Science Practice|Enduring Understanding|Big Idea)\b"
+)
 
 
 def is_prose(paragraph: str) -> bool:
     """False for headings, learning-objective lists and other fragments without a sentence end."""
     words = paragraph.split()
+    if _FRAMEWORK_RE.match(paragraph):
+        return False
     return len(words) >= 8 and paragraph.rstrip().endswith(_SENTENCE_END)
 
 
