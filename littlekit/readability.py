@@ -111,15 +111,15 @@ def text_metrics(text: str) -> dict[str, float]:
         "sentence_length": mean_sentence_length(text),
         "word_length": mean_word_length(text),
         "long_word_share": long_word_share(text),
-        "n_words": len(word_tokens(text)),
+        "n_tokens": len(word_tokens(text)),
         "n_sentences": len(sentences(text)),
     }
 
 
 def metrics_frame(texts: Iterable[str], index: Iterable | None = None) -> pd.DataFrame:
-    """One row per text, one column per metric (see `METRICS`) plus `n_words`, `n_sentences`."""
+    """One row per text, one column per metric (see `METRICS`) plus `n_tokens`, `n_sentences`."""
     rows = [text_metrics(text) for text in texts]
-    columns = [metric.column for metric in METRICS] + ["n_words", "n_sentences"]
+    columns = [metric.column for metric in METRICS] + ["n_tokens", "n_sentences"]
     frame = pd.DataFrame(rows, columns=columns)
     if index is not None:
         frame.index = pd.Index(list(index))

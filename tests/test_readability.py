@@ -44,7 +44,7 @@ def test_texts_without_words_give_nan_everywhere():
     for text in ["", "   ", "12 + 7 = 19."]:
         row = r.text_metrics(text)
         assert all(math.isnan(row[m.column]) for m in r.METRICS), text
-        assert row["n_words"] == 0
+        assert row["n_tokens"] == 0
 
 
 def test_metrics_frame_has_one_row_per_text_and_every_metric():
@@ -52,7 +52,7 @@ def test_metrics_frame_has_one_row_per_text_and_every_metric():
     assert list(frame.index) == ["e", "h", "z"]
     assert [m.column for m in r.METRICS] == list(frame.columns[: len(r.METRICS)])
     assert frame.loc["h", "flesch_kincaid"] > frame.loc["e", "flesch_kincaid"]
-    assert frame.loc["e", "n_words"] == 10
+    assert frame.loc["e", "n_tokens"] == 10
     assert {m.source for m in r.METRICS} == {"textstat", "littlekit"}
 
 
