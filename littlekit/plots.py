@@ -31,7 +31,13 @@ DPI = 110
 
 
 def use_book_style() -> None:
-    """Apply the book's seaborn theme: white grid, notebook context, colour-blind palette."""
+    """Apply the book's seaborn theme: white grid, notebook context, colour-blind palette.
+
+    Inside a Jupyter kernel it also selects the inline backend, so figures reach the executed
+    notebook even when `MPLBACKEND=Agg` is set for the build (the Makefile sets it, and
+    ipykernel then leaves the backend alone).
+    """
+    _inline_in_kernels()
     sns.set_theme(
         context="notebook",
         style="whitegrid",
@@ -45,6 +51,16 @@ def use_book_style() -> None:
             "axes.titleweight": "bold",
         },
     )
+
+
+def _inline_in_kernels() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        shell.run_line_magic("matplotlib", "inline")
 
 
 def band_palette(labels: list[str] | tuple[str, ...] | None = None) -> dict[str, str]:
