@@ -1,0 +1,79 @@
+"""Smoke runs of the book's notebooks with tiny parameters, through papermill as `make book` runs them.
+
+Add a notebook by appending (file name, tiny parameters) to NOTEBOOKS. Outputs of these runs go to
+runs/pytest-smoke/, never to a chapter's default run.
+"""
+
+import os
+
+import pytest
+
+from littlekit.config import REPO_ROOT
+
+papermill = pytest.importorskip("papermill")
+
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+SMOKE_RUN = "pytest-smoke"
+NOTEBOOKS = [
+    ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
+]
+
+
+@pytest.fixture
+def kernel_env(monkeypatch):
+    """Let the kernel import littlekit from this checkout whether or not it is pip-installed."""
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + (os.pathsep + path if path else ""))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+
+
+def execute(name, parameters, output):
+    return papermill.execute_notebook(
+        str(NOTEBOOK_DIR / name),
+        str(output),
+        parameters={"run_name": SMOKE_RUN, **parameters},
+        cwd=str(NOTEBOOK_DIR),
+        kernel_name="python3",
+        progress_bar=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,parameters", NOTEBOOKS, ids=[name for name, _ in NOTEBOOKS])
+def test_notebook_runs_with_tiny_parameters(name, parameters, tmp_path, kernel_env):
+    executed = execute(name, parameters, tmp_path / name)
+    errors = [
+        output
+        for cell in executed.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+    assert not errors
+
+
+def test_bad_parameter_fails_with_a_clear_message(tmp_path, kernel_env):
+    with pytest.raises(papermill.PapermillExecutionError) as failure:
+        execute("01_age_of_acquisition.ipynb", {"sample_size": -1}, tmp_path / "bad.ipynb")
+    assert failure.value.ename == "ParameterError"
+    assert "parameter sample_size must be a positive integer, got -1" in failure.value.evalue
+
+
+def test_committed_notebooks_carry_no_outputs():
+    import nbformat
+
+    for path in sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        cells = enumerate(notebook.cells)
+        dirty = [i for i, cell in cells if cell.cell_type == "code" and cell.get("outputs")]
+        assert not dirty, f"{path.name}: cells {dirty} have outputs; clear them before committing"
+
+
+def test_every_notebook_has_a_parameters_cell():
+    import nbformat
+
+    for path in sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        tagged = [cell for cell in notebook.cells if "parameters" in cell.metadata.get("tags", [])]
+        assert len(tagged) == 1, f"{path.name}: expected one cell tagged 'parameters', found {len(tagged)}"
