@@ -1,0 +1,162 @@
+"""Kill a real datatrove run midway, start it again, and get exactly an uninterrupted run's output.
+
+The run (tests/datatrove_job.py) is a separate process with a worker pool: 8 tasks, one input
+file each, 2 workers, a per-document sleep so each task lasts about half a second. The test
+kills the whole process group with SIGKILL as soon as two completion markers exist, so some
+tasks are done, some were cut off mid-write and some never started; then it runs the same
+command again and compares every output line with a run that was never interrupted (run in
+this process, one worker, no sleep: the sleep only passes documents on).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from datatrove_job import run as run_in_process
+
+from littlekit.config import EMBEDDED_DATA, REPO_ROOT
+from littlekit.datatrove_blocks import datatrove_report, shard_jsonl
+
+JOB = Path(__file__).with_name("datatrove_job.py")
+TASKS, WORKERS, DOCS_PER_TASK = 8, 2, 40
+DELAY = 0.015  # seconds per document: ~0.6 s per task
+BAD_LINES = [b"{not json\n", b'{"id": "blank", "text": "   "}\n', b'{"id": "no-text"}\n']
+
+
+def make_input(folder: Path) -> list[str]:
+    """TASKS files of DOCS_PER_TASK demo documents, plus three unusable lines in the last file;
+    returns the ids of the good documents."""
+    lines = (EMBEDDED_DATA / "demo_corpus" / "demo_web.jsonl").read_bytes().splitlines(keepends=True)
+    lines = lines[: TASKS * DOCS_PER_TASK]
+    source = folder.parent / "source.jsonl"
+    source.write_bytes(b"".join(lines))
+    files = shard_jsonl(source, folder, TASKS)
+    with files[-1].open("ab") as handle:
+        handle.write(b"".join(BAD_LINES))
+    return [json.loads(line)["id"] for line in lines]
+
+
+def job(inp: Path, work: Path, delay: float) -> list[str]:
+    return [
+        sys.executable,
+        str(JOB),
+        str(inp),
+        str(work),
+        "--tasks",
+        str(TASKS),
+        "--workers",
+        str(WORKERS),
+        "--delay",
+        str(delay),
+    ]
+
+
+def run_to_end(command: list[str]) -> None:
+    done = subprocess.run(command, cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO_ROOT)}
+
+
+def completions(work: Path) -> int:
+    folder = work / "logs" / "completions"
+    return len(list(folder.iterdir())) if folder.is_dir() else 0
+
+
+def kill_after(command: list[str], work: Path, n_done: int, timeout: float = 60.0) -> int:
+    """Start the run, SIGKILL its whole process group once n_done tasks completed; return how many had."""
+    process = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while completions(work) < n_done:
+            assert process.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no task completed in time"
+            time.sleep(0.01)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return completions(work)
+
+
+def lines(folder: Path) -> Counter:
+    """Every output line (a full JSON record) under folder, as a multiset."""
+    found: Counter = Counter()
+    for path in sorted(folder.rglob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            found.update(handle.read().splitlines())
+    return found
+
+
+def ids(found: Counter) -> Counter:
+    return Counter(json.loads(line)["id"] for line in found.elements())
+
+
+def counts(report) -> dict:
+    """The report without its timings."""
+    found = report.to_dict()
+    found["stages"] = [{k: v for k, v in row.items() if k != "seconds"} for row in found["stages"]]
+    return found
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_to_the_uninterrupted_output(tmp_path):
+    inp = tmp_path / "input"
+    good_ids = make_input(inp)
+
+    reference = tmp_path / "reference"
+    run_in_process(inp, reference, TASKS, workers=1)
+
+    resumed = tmp_path / "resumed"
+    done_at_kill = kill_after(job(inp, resumed, DELAY), resumed, n_done=2)
+    assert 2 <= done_at_kill < TASKS, f"kill came too late: {done_at_kill} of {TASKS} tasks had completed"
+    kept_at_kill = ids(lines(resumed / "kept"))
+    assert sum(kept_at_kill.values()) < sum(ids(lines(reference / "kept")).values())
+    run_to_end(job(inp, resumed, DELAY))
+    assert completions(resumed) == TASKS
+
+    for part in ("kept", "rejected"):
+        assert lines(resumed / part) == lines(reference / part), f"{part} differs from the uninterrupted run"
+    kept, rejected = ids(lines(resumed / "kept")), ids(lines(resumed / "rejected"))
+    assert max(kept.values()) == 1 and max(rejected.values()) == 1, "a document was written twice"
+    assert not set(kept) & set(rejected)
+    assert sum(kept.values()) + sum(rejected.values()) == len(good_ids) + len(BAD_LINES)
+    assert set(good_ids) <= set(kept) | set(rejected)
+
+    report = datatrove_report(resumed / "logs")
+    report.check()
+    assert counts(report) == counts(datatrove_report(reference / "logs"))
+    assert (report.read, report.kept) == (len(good_ids) + len(BAD_LINES), sum(kept.values()))
+    assert report.errored_by_reason == Counter({"bad_json": 1, "empty_text": 1, "missing_text_field": 1})
+
+
+def test_rerun_with_other_settings_is_refused(tmp_path):
+    from littlekit.datatrove_blocks import build_datatrove_pipeline, check_manifest, describe_run
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_text('{"id": 1, "text": "a cat"}\n', encoding="utf-8")
+    pipeline = build_datatrove_pipeline(tmp_path / "in", tmp_path / "kept", "aoa")
+    check_manifest(tmp_path / "logs", describe_run(pipeline, tasks=4))
+    check_manifest(tmp_path / "logs", describe_run(pipeline, tasks=4))  # the same run again: fine
+    with pytest.raises(ValueError, match="other settings"):
+        check_manifest(tmp_path / "logs", describe_run(pipeline, tasks=2))
+    other = build_datatrove_pipeline(tmp_path / "in", tmp_path / "kept", "aoa", options={"max_aoa": 10.0})
+    with pytest.raises(ValueError, match="other settings"):
+        check_manifest(tmp_path / "logs", describe_run(other, tasks=4))
