@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import random
 import time
 from collections.abc import Iterable, Sequence
@@ -33,11 +34,13 @@ from littlekit.stages.encoder import (
     LABELS,
     MAX_LENGTH,
     MODEL_INPUTS,
+    default_attention,
     pick_device,
     predict_probs,
     save_label_map,
 )
 
+log = logging.getLogger(__name__)
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4 in this order
 TINY_MAX_LENGTH = 512  # the embedded default's truncation: CommonCoreText passages fit, CPU stays fast
 
@@ -166,6 +169,7 @@ class EncoderTrainConfig:
     max_steps: int | None = None  # stop early after this many optimiser steps (tests, smoke runs)
     seed: int = 0
     device: str | None = None  # None: cuda when available, else cpu
+    attn_implementation: str | None = None  # None: sdpa on cuda, eager on cpu (default_attention)
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1 or self.max_length < 3 or self.lr <= 0:
@@ -223,6 +227,7 @@ def fine_tune(
         num_labels=len(LABELS),
         id2label=dict(enumerate(LABELS)),
         label2id={band: i for i, band in enumerate(LABELS)},
+        attn_implementation=config.attn_implementation or default_attention(device),
     ).to(device)
 
     texts, labels = list(train["text"]), band_ids(train["band"])
@@ -264,6 +269,7 @@ def fine_tune(
         else:
             key = (epoch, 0.0)
         history.append(row)
+        log.info("epoch %s: %s", epoch, {k: round(v, 4) for k, v in row.items()})
         if best_key is None or key > best_key:
             best_key, best_epoch = key, epoch
             best_state = copy.deepcopy({k: v.detach().cpu() for k, v in model.state_dict().items()})

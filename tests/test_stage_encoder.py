@@ -149,16 +149,21 @@ def test_fine_tuning_lowers_the_loss_and_learns_the_bands(trained):
 def test_saved_directory_round_trips_with_identical_probabilities(trained, tmp_path):
     out = trained[0].out_dir
     assert json.loads((out / "labels.json").read_text())["labels"] == list(LABELS)
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(out).eval()
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(
+        out, attn_implementation="eager"
+    ).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(out)
     assert model.config.model_type == "modernbert" and model.config.id2label[0] == "K5"
     texts = [KID_TEXT, TECH_TEXT, KID_TEXT + " " + TECH_TEXT]
     before, _ = predict_probs(model, tokenizer, texts, max_length=64)
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
-    again_model, again_tokenizer = load_encoder(tmp_path, device="cpu")
+    again_model, again_tokenizer = load_encoder(tmp_path, device="cpu")  # eager on the CPU
     after, _ = predict_probs(again_model, again_tokenizer, texts, max_length=64)
     np.testing.assert_array_equal(before, after)
+    sdpa_model, _ = load_encoder(tmp_path, device="cpu", attn_implementation="sdpa")
+    sdpa, _ = predict_probs(sdpa_model, again_tokenizer, texts, max_length=64)
+    np.testing.assert_allclose(sdpa, before, atol=1e-5)  # the two attention kernels agree
     np.testing.assert_allclose(before.sum(axis=1), 1.0, rtol=1e-5)
 
 

@@ -122,16 +122,27 @@ def pick_device(device: str | None = None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def default_attention(device: str) -> str:
+    """ "sdpa" on CUDA; "eager" on the CPU, where ModernBERT's eager attention measured about twice
+    as fast as sdpa for training (torch 2.13 CPU, sequences of ~220 tokens, masks always present)."""
+    return "sdpa" if device.startswith("cuda") else "eager"
+
+
 def load_encoder(
     model_dir_or_id: str | Path, device: str | None = None, attn_implementation: str | None = None
 ):
-    """(model, tokenizer) from a saved directory or a Hub id, in eval mode on `device`."""
+    """(model, tokenizer) from a saved directory or a Hub id, in eval mode on `device`.
+
+    `attn_implementation`: "eager", "sdpa" or "flash_attention_2"; None picks default_attention.
+    """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
-    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir_or_id), **kwargs)
+    device = pick_device(device)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(model_dir_or_id), attn_implementation=attn_implementation or default_attention(device)
+    )
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir_or_id))
-    return model.to(pick_device(device)).eval(), tokenizer
+    return model.to(device).eval(), tokenizer
 
 
 def model_labels(model) -> tuple[str, ...]:
@@ -207,13 +218,15 @@ class EncoderStage(Stage):
         max_length: int = MAX_LENGTH,
         device: str | None = None,
         gate: AgreementGate | None = None,
+        attn_implementation: str | None = None,
     ):
         """`model`: a directory or Hub id (loaded with AutoModel/AutoTokenizer), or a loaded model
-        passed with its `tokenizer`. `gate`: an AgreementGate, or None to score every document."""
+        passed with its `tokenizer`. `gate`: an AgreementGate, or None to score every document.
+        `attn_implementation`: None picks default_attention for the device."""
         if batch_size < 1 or max_length < 3:
             raise ValueError(f"batch_size must be >= 1 and max_length >= 3, got {batch_size}, {max_length}")
         if isinstance(model, str | Path):
-            self.model, self.tokenizer = load_encoder(model, device)
+            self.model, self.tokenizer = load_encoder(model, device, attn_implementation)
         else:
             if tokenizer is None:
                 raise ValueError("a loaded model needs its tokenizer")
