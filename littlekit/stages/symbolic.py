@@ -1,0 +1,389 @@
+"""Filter stage 4: drop a document that uses Beyond-K-5 symbolic notation.
+
+The paper (Sec. 3.1.4, App. A.3, Table 3) scans each document with high-precision regular
+expressions for *structured* notation and drops it on the first match. This module keeps one
+table, `RULES`, of (family, name, pattern, example) entries over the seven families in
+`FAMILIES`; every notation family of Table 3 and of the released filter's 28 patterns is
+covered, in unicode, LaTeX and plain-text spellings. Score, then threshold: `score` reports the
+first family (in `FAMILIES` order) with a match and the matched text; `decide` drops with
+reason `symbolic_<family>`. `match_all` lists every match per family for notebooks.
+
+What counts as K-5 and is therefore never matched (each choice is tested):
+
+- Arithmetic with numbers only: `8 + 6 = 14`, `3 × 4 = 12`, `4 x 3 = 12`, `3x4=12`, `5 < 8`,
+  `3 < 5 < 8` (ordering numbers, K.CC.C.7 / 2.NBT.A.4), `1/2 of 10`, `3/4/2020`, `$3.50`.
+- One letter for an unknown with explicit operators: `n + 3 = 7`, `4 × n = 24`, `x = 5`.
+  CCSS 3.OA.D.8 asks for "equations with a letter standing for the unknown quantity"; what
+  grade 6 adds (6.EE.A.2) is the juxtaposed coefficient `2x`, two different variables, and
+  expressions such as `2(x + 3)`. So `2x + 3 = 7`, `y = 3x`, `a + b = 10` match; `x = 5` does not.
+- Measurement units: a number with a unit letter (`5m = 500 cm`, `483g`, `3h + 2h = 5h`) is not
+  a coefficient, and area/volume units (`cm²`, `m^3`, `ft²`) are not exponents (3.MD.C, 5.MD.C).
+- Powers of ten with a one-digit whole exponent (`10^3`, `10³`, `10^{3}`, "10 to the third
+  power", also inside `2.5 × 10^3`): CCSS 5.NBT.A.2 is "use whole-number exponents to denote
+  powers of 10", so they are grade-5 notation. `10^-3` and `10^12` still match. The released
+  filter matches every `n^m`, so it drops these documents; we deliberately do not.
+
+Borderline choices made for precision (the paper's "high-precision rules ... rather than
+isolated symbols"):
+
+- An equation's juxtaposed coefficient variable excludes the unit letters c, d, g, h, k, l,
+  m, o, p, s; two-variable equations and chained inequalities accept any lowercase letter.
+- Exponent bases are a number, a closing bracket, or a run of at most three letters that is not
+  part of a longer word, so footnote marks (`Washington²`) and markdown (`[^1]`) do not match.
+  Superscript ¹ and ⁰ are left out (footnotes); `x⁻¹` still matches.
+- `√` must be followed by a number, a bracket or a short symbol (`√x`, `√ 16`), not by a word,
+  since it is sometimes typed as a check mark ("√ Done"). `∛`, `∑`, `∫`, `∂`, `∞`, `\\sqrt`
+  always match. `Σ` matches only outside Greek words (`ΣΧ` is a fraternity, not a sum).
+  `\\frac` matches, as in the released filter, even for `\\frac{1}{2}`.
+- Named functions need the bracket straight after the name (`sin(x)`, `log(100)`), so a
+  "reading log (see page 3)" or "sin(s)" is prose.
+- Chemical formulas (released filter only, not Table 3): element symbols from the periodic
+  table, at least two of them, with counts (`H2O`, `CO2`, `C6H12O6`, `Ca(OH)2`) or a two-letter
+  symbol without counts (`NaCl`, `KCl`); a unicode subscript alone suffices (`O₂`). Counts of
+  1 or 0 are not chemistry (`H1N1`), a formula with counts needs C, H, O, N or a two-letter
+  symbol (so `PS4`, `Y2K`, `B2B`, `P2P` are not formulas), a formula without counts may not
+  repeat a symbol (`GaGa`), and all-capital words without digits (`USA`, `NASA`, `OK`, `CO`,
+  `NO`) never match. Single elements with an ASCII count (`O2`, `K12`, `B12`, `N95`, `V8`) and
+  names after a hyphen (`SARS-CoV-2`) are left alone.
+
+Linear time: every pattern starts at a token boundary (a look-behind), every repeat that can
+meet itself again is bounded (`{0,3}` spaces, `{1,12}` digits) or possessive, so the work per
+starting position is constant and a 1 MB adversarial string is scanned in milliseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from littlekit.stages.base import Decision, Stage
+
+FAMILIES = (
+    "equations",
+    "exponents",
+    "roots",
+    "inequalities",
+    "calculus",
+    "functions",
+    "chemical_formulas",
+)
+MAX_MATCH_CHARS = 80
+
+def word_start(alternatives: str) -> str:
+    """Literal alternatives ("sin|cos") that may not continue a word, as a fast-scanning pattern.
+
+    Same as `\b(?:sin|cos)` but each branch checks the word boundary after its literal, so the
+    pattern starts with literals and the regex engine jumps straight to candidate letters.
+    """
+    return "(?:" + "|".join(rf"{word}(?<!\w{word})" for word in alternatives.split("|")) + ")"
+
+
+# Shared pieces. Spaces are bounded so that no pattern rescans a long run of blanks.
+SP = r"[ \t]{0,3}"
+NUM = r"\d{1,12}(?:\.\d{1,12})?"
+NUM_START = r"(?<![\w.])"  # a number begins here, not inside a longer number or word
+# The same number with the boundary test after its first digit: a pattern that starts with a
+# character class lets the scan skip ahead to candidates, which keeps 1 MB texts fast.
+NUM_TOKEN = r"\d(?<![\w.]\d)\d{0,11}(?:\.\d{1,12})?"
+WORD_END = r"(?![\w])"
+OP = r"[-+−]"
+# A term of a two-variable equation: 4 * b, 50c, ax, x. Its first character is a digit or a
+# letter that starts a token; the look-behinds after it pick the rest of the term.
+TERM_TOKEN = (
+    r"[\da-z](?<![\w.][\da-z])"
+    r"(?:(?<=\d)\d{0,11}(?:\.\d{1,12})?(?:[ \t]{0,3}[*×·][ \t]{0,3})?[a-z]|(?<=[a-z])[a-z]?)(?![\w])"
+)
+VAR_COEF = r"[abefijnqrtuvwxyz]"  # letters after a coefficient; unit letters c d g h k l m o p s left out
+SUPERSCRIPT_POWER = r"(?:[²³⁴⁵⁶⁷⁸⁹ⁿ]|⁻[¹²³⁴⁵⁶⁷⁸⁹ⁿ])"
+SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+CARET = rf"(?:{SP}\^{SP}|<sup>{SP})"  # ^ or an HTML superscript tag
+AREA_VOLUME_UNIT = r"(?:[mcdk]?m|in|ft|yd|mi)"
+
+# Exemptions, written as look-aheads at the start of an exponent's base.
+NOT_POWER_OF_TEN = (
+    rf"(?!10(?:{CARET}\{{?\d\}}?(?![\d.]|\}})|[{SUPERSCRIPT_DIGITS}](?![{SUPERSCRIPT_DIGITS}])))"
+)
+NOT_UNIT_POWER = rf"(?!{AREA_VOLUME_UNIT}(?:{CARET}\{{?[23](?!\d)|[²³]))"
+NOT_FRACTION_EXPONENT = rf"(?![({{]{SP}1{SP}/)"  # x^(1/3) and x^{1/2} belong to the roots family
+
+# Old books transcribed for Project Gutenberg write superscript abbreviations with a caret
+# (M^r, M^{rs.}, S^t, y^e, w^{ch}, 1^{st}, 2^d), and "T^T" is an emoticon; none is an exponent.
+NOT_TYPESET_ABBREVIATION = (
+    rf"(?!(?:[A-Z]|[yw]){SP}\^{SP}\{{?[a-z]{{1,4}}\.?\}}?(?![\w(])"
+    r"|\d{1,4}\^\{?(?:st|nd|rd|th|d)\}?(?![\w(])"
+    r"|[A-Z]\^[A-Z](?![\w(]))"
+)
+
+# An exponent's base: a short symbol, a number or a closing bracket.
+EXP_BASE = (
+    rf"(?:(?<![A-Za-z]){NOT_UNIT_POWER}[A-Za-z]{{1,3}}"
+    rf"|{NUM_START}{NOT_POWER_OF_TEN}{NUM}"
+    r"|[)\]}])"
+)
+# An exponent: a number (2, 2n), one letter, a bracketed group, a LaTeX command, or just an
+# opening bracket; never a word ("1 ^ Lesnar" is a wiki citation mark).
+EXPONENT = (
+    r"(?:\d{1,12}(?:\.\d{1,12})?[A-Za-z]?(?![A-Za-z])|[A-Za-z](?![A-Za-z])"
+    r"|\([^()\n]{0,30}\)|\{[^{}\n]{0,30}\}|\\[A-Za-z]{1,12}|[({])"
+)
+# After "**": a number, a single letter or a bracket, so markdown bold ("**THE") is not a power.
+CODE_EXPONENT = r"(?:\d{1,12}(?![A-Za-z])|[A-Za-z](?![A-Za-z])|\([^()\n]{0,30}\)|\()"
+ORDINAL_POWER = (
+    r"(?:\d{1,3}(?:st|nd|rd|th)|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|nth|[a-z])"
+)
+
+LT = r"(?:<=?|≤|⩽|\\le(?:q|qslant)?(?![A-Za-z])|\\lt(?![A-Za-z]))"
+GT = r"(?:>=?|≥|⩾|\\ge(?:q|qslant)?(?![A-Za-z])|\\gt(?![A-Za-z]))"
+NON_STRICT = r"(?:<=|>=|≤|≥|⩽|⩾|\\[lg]e(?:q|qslant)?(?![A-Za-z]))"
+CHAIN_END = rf"(?:[-−]?{NUM}|[A-Za-z])"
+CHAIN_MIDDLE = rf"(?:\d{{1,12}})?[A-Za-z]{WORD_END}"
+
+FUNCTION_NAMES = "arcsin|arccos|arctan|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|exp|log|ln"
+
+# Element symbols of the periodic table. The token pattern reads any capital with an optional
+# small letter as a symbol (fast: it starts on a capital or a bracket) and the check looks the
+# symbols up here.
+ELEMENTS = frozenset(
+    (
+        "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As "
+        "Se Br Kr Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd "
+        "Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am "
+        "Cm Bk Cf Es Fm Md No Lr Rf Db Sg Bh Hs Mt Ds Rg Cn Nh Fl Mc Lv Ts Og"
+    ).split()
+)
+ELEMENT_INITIALS = "ABCDEFGHIKLMNOPRSTUVWXYZ"  # no symbol starts with J or Q
+SYMBOL = r"[A-Z][a-z]?"
+COUNT = r"(?:\d{1,3}|[₀-₉]{1,3})"
+GROUP_REST = rf"(?:{SYMBOL}{COUNT}?){{1,8}}+\){COUNT}?"  # after "(": OH)2, SO4)3
+# A token of symbols, counts and groups, not glued to a word or a hyphen (SARS-CoV-2). The
+# first character is matched before the look-behind so that the scan can skip to capitals.
+FORMULA_TOKEN = (
+    rf"(?:[A-IK-PR-Z](?<![\w\-].)[a-z]?{COUNT}?|\((?<![\w\-].){GROUP_REST})"
+    rf"(?:{SYMBOL}{COUNT}?|\({GROUP_REST}){{0,19}}+{WORD_END}"
+)
+
+# Tokens that parse as formulas but are names or codes.
+NOT_FORMULAS = frozenset({"C3PO", "NaN", "VO2"})  # a droid, not-a-number, "VO2 max"
+INFLUENZA_SUBTYPE = re.compile(r"\(?H\d{1,2}N\d{1,2}\)?")  # H5N8, H3N2: flu strains, not hydrides
+# A formula written without counts (NaCl, KBr, NaOH) starts with a metal or H and ends with a
+# nonmetal, which keeps names such as McK, HeLa, CoV or LuPS out.
+FORMULA_FIRST = frozenset(
+    "H Li Na K Rb Cs Be Mg Ca Sr Ba Al Ga In Sn Pb Fe Cu Zn Ag Au Hg Ni Co Mn Cr Ti Pt Cd".split()
+)
+FORMULA_LAST = frozenset("H C N O F P S Cl Br I Se Te As Sb".split())
+_SYMBOL_COUNT_RE = re.compile(rf"({SYMBOL})({COUNT}?)")
+
+
+def is_chemical_formula(token: str) -> bool:
+    """Whether a token made of element symbols reads as a formula rather than a name or code.
+
+    `token` is what `FORMULA_TOKEN` matched. A unicode subscript (H₂O, O₂) is enough. Otherwise
+    at least two symbols, and either ASCII counts of 2 or more (H2O, CO2, Ca(OH)2) with H, O or a
+    two-letter symbol somewhere (so codes such as W3C, PC2, NW25, PS4, Y2K are not formulas),
+    or no counts, a two-letter symbol, no symbol repeated next to itself (GaGa), a metal or H
+    first and a nonmetal last (NaCl, KCl, NaOH).
+    """
+    if token in NOT_FORMULAS or INFLUENZA_SUBTYPE.fullmatch(token):
+        return False
+    parts = _SYMBOL_COUNT_RE.findall(token)
+    symbols = [symbol for symbol, _ in parts]
+    if not all(symbol in ELEMENTS for symbol in symbols):
+        return False
+    ascii_counts = [count for _, count in parts if count.isascii() and count]
+    if any(count == "1" or count.startswith("0") for count in ascii_counts):
+        return False  # H1N1, B0: not how formulas are written
+    if any(char in "₀₁₂₃₄₅₆₇₈₉" for char in token):
+        return True
+    if len(symbols) < 2:
+        return False
+    has_two_letter_symbol = any(len(symbol) == 2 for symbol in symbols)
+    if ascii_counts:
+        return has_two_letter_symbol or "H" in symbols or "O" in symbols
+    repeats = any(a == b for a, b in zip(symbols, symbols[1:], strict=False))
+    return (
+        has_two_letter_symbol
+        and not repeats
+        and symbols[0] in FORMULA_FIRST
+        and symbols[-1] in FORMULA_LAST
+    )
+
+
+_LEFT_RIGHT_RE = re.compile(r"[-+−]")
+
+
+def has_two_variables(matched: str) -> bool:
+    """Whether the two terms of "term op term =" end in different letters (x + y, not 5m + 3m)."""
+    left, right = _LEFT_RIGHT_RE.split(matched, maxsplit=1)
+    return left.rstrip()[-1] != right.rstrip(" \t=")[-1]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern of the filter: its family, a name, an example it must match, and a gate.
+
+    `needs` lists strings of which at least one must occur in a text for the pattern to have a
+    chance; the (fast, C-level) substring test skips most patterns on most documents. An empty
+    `needs` means always run the pattern. `check`, when set, must accept the matched text.
+    """
+
+    family: str
+    name: str
+    example: str
+    needs: tuple[str, ...]
+    pattern: re.Pattern[str]
+    check: Callable[[str], bool] | None = None
+
+    def finditer(self, text: str) -> Iterator[str]:
+        """Every accepted match of this rule in text."""
+        if self.needs and not any(needle in text for needle in self.needs):
+            return
+        for found in self.pattern.finditer(text):
+            matched = found.group(0)
+            if self.check is None or self.check(matched):
+                yield matched
+
+
+def _rule(
+    family: str,
+    name: str,
+    example: str,
+    needs: str | tuple[str, ...],
+    pattern: str,
+    check: Callable[[str], bool] | None = None,
+    flags: int = 0,
+) -> Rule:
+    needles = tuple(needs) if isinstance(needs, str) else needs  # a str gate: any one of its characters
+    return Rule(family, name, example, needles, re.compile(pattern, flags), check)
+
+
+COMPARISON_SIGNS = "<>≤≥⩽⩾\\"
+SUPERSCRIPTS = "²³⁴⁵⁶⁷⁸⁹ⁿ⁻"
+
+# fmt: off
+RULES: tuple[Rule, ...] = (
+    # --- equations: a coefficient juxtaposed with a variable, two variables, polynomials ------
+    _rule("equations", "coefficient_equation", "2x + 3 = 7", "=",
+          rf"{NUM_TOKEN}{VAR_COEF}{WORD_END}{SP}(?:[-+−/]{SP}{NUM}{SP})?={SP}[-−]?\d"),
+    _rule("equations", "coefficient_right_side", "y = 3x + 1", "=",
+          rf"=(?<![<>!=]=){SP}{NUM}{VAR_COEF}{WORD_END}(?!{SP}[A-Za-z])"),
+    _rule("equations", "two_variable_equation", "ax + by = c", "=",
+          rf"{TERM_TOKEN}{SP}{OP}{SP}(?:{NUM}(?:{SP}[*×·]{SP})?|[a-z])?[a-z]{WORD_END}{SP}=",
+          check=has_two_variables),
+    _rule("equations", "polynomial", "x^2 + 2x", "^" + SUPERSCRIPTS,
+          rf"[a-z](?<![A-Za-z][a-z])(?:{SP}\^{SP}\{{?[2-9]\}}?|[²³⁴⁵⁶⁷⁸⁹]){SP}{OP}{SP}(?:{NUM})?[a-z]{WORD_END}"),
+    _rule("equations", "bracketed_variable_product", "61 = ((5 * d) - 7)", "*×·",
+          rf"\({SP}(?:{NUM}{SP}[*×·]{SP}[a-z]|[a-z]{SP}[*×·]{SP}{NUM}){WORD_END}{SP}\)"),
+    _rule("equations", "coefficient_times_bracket", "2(x + 3)", "(",
+          rf"{NUM_TOKEN}\({SP}[a-z]{SP}{OP}{SP}{NUM}{SP}\)"),
+    # --- exponents ----------------------------------------------------------------------------
+    _rule("exponents", "caret", "x^2", ("^", "<sup>"),
+          rf"{NOT_TYPESET_ABBREVIATION}{EXP_BASE}{CARET}{NOT_FRACTION_EXPONENT}(?:[-−]{SP})?{EXPONENT}"),
+    _rule("exponents", "unicode_superscript", "5³", SUPERSCRIPTS,
+          rf"{EXP_BASE}{SUPERSCRIPT_POWER}"),
+    _rule("exponents", "double_star", "2**10", ("**",),
+          rf"[A-Za-z0-9)\]](?:\*\*{NOT_FRACTION_EXPONENT}[-−]?{CODE_EXPONENT}"
+          rf"|[ \t]{{1,3}}\*\*[ \t]{{1,3}}[-−]?\d{{1,12}})"),
+    _rule("exponents", "squared_cubed_words", "x squared", ("squared", "cubed"),
+          rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:squared|cubed)\b"),
+    _rule("exponents", "power_words", "2 to the power of 5", ("power",),
+          rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:raised[ \t]{{1,3}})?"
+          rf"to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power[ \t]{{1,3}}of\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
+    _rule("exponents", "raised_to_power", "5 is raised to the power of 2", ("raised",),
+          rf"{word_start('raised')}(?<!\b10 raised)(?<!\b10 is raised)"
+          rf"[ \t]{{1,3}}to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
+    # --- roots --------------------------------------------------------------------------------
+    _rule("roots", "cube_fourth_root_sign", "∛8", "∛∜", r"[∛∜]"),
+    _rule("roots", "root_sign", "√x", "√", r"√[ \t]?(?:[\d(\[{]|[A-Za-z](?![A-Za-z]{2}))"),
+    _rule("roots", "latex_sqrt", r"\sqrt[3]{x}", "\\", r"\\sqrt(?![A-Za-z])"),
+    _rule("roots", "root_function", "cbrt(27)", "(", rf"{word_start('sqrt|cbrt|nthroot')}{SP}\("),
+    _rule("roots", "fractional_exponent", "x^{1/3}", ("^", "**", "<sup>"),
+          rf"[\w)\]}}](?:{CARET}|\*\*){SP}[({{]{SP}1{SP}/{SP}(?:\d{{1,3}}|[a-z]){SP}[)}}]?"),
+    _rule("roots", "root_words", "the square root of x", ("oot", "OOT"),
+          r"\b(?:square|cube|fourth|fifth|nth|n-th|\d{1,2}(?:st|nd|rd|th))[ \t-]{1,3}roots?\b",
+          flags=re.IGNORECASE),
+    # --- inequalities -------------------------------------------------------------------------
+    _rule("inequalities", "chained_less", "a < x < b", COMPARISON_SIGNS,
+          rf"(?<![\w.<>]){CHAIN_END}{SP}{LT}{SP}{CHAIN_MIDDLE}{SP}{LT}{SP}{CHAIN_END}{WORD_END}"),
+    _rule("inequalities", "chained_greater", "b > x > a", COMPARISON_SIGNS,
+          rf"(?<![\w.<>]){CHAIN_END}{SP}{GT}{SP}{CHAIN_MIDDLE}{SP}{GT}{SP}{CHAIN_END}{WORD_END}"),
+    _rule("inequalities", "variable_bound", "x ≥ 3", COMPARISON_SIGNS,
+          rf"(?<![\w.])[a-z]{SP}{NON_STRICT}{SP}[-−]?\d|\d{SP}{NON_STRICT}{SP}[a-z]{WORD_END}"
+          rf"|(?<![\w.])[nxyz]{SP}[<>]{SP}[-−]?\d"),
+    # --- calculus and operators ---------------------------------------------------------------
+    _rule("calculus", "operator_symbol", "∑", "∑∫∬∭∮∂∇∞", r"[∑∫∬∭∮∂∇∞]"),
+    _rule("calculus", "sigma_outside_greek", "Σ a_i", "Σ", r"Σ(?<![\u0370-\u03ff]Σ)(?![\u0370-\u03ff])"),
+    _rule("calculus", "latex_command", r"\frac{a}{b}", "\\",
+          r"\\(?:d?frac|tfrac|lim(?:sup|inf)?|i{0,2}int|oint|sum|prod|partial|infty|nabla)(?![A-Za-z])"),
+    _rule("calculus", "derivative", "dy/dx", "/",
+          r"d(?<![\w/]d)(?:\^?[2-9]|[²³])?[A-Za-z]?/d[a-z](?:\^?[2-9]|[²³])?(?![\w])"),
+    _rule("calculus", "limit", "lim x→0", ("lim",),
+          rf"{word_start('lim')}(?:_|{SP}\(?{SP}[a-z]{SP}(?:→|->|\\to\b))"),
+    # --- functions ----------------------------------------------------------------------------
+    _rule("functions", "f_of_x", "f(x)", "(", rf"[fgh](?<!\w[fgh]) ?\({SP}[xyz]{SP}[,)]"),
+    _rule("functions", "f_of_x_words", "f of x", (" of ",), r"[fgh](?<!\w[fgh]) of [xyz]\b"),
+    _rule("functions", "named_function", "sin(x)", "(",
+          rf"{word_start(FUNCTION_NAMES)}(?:_?\d{{1,2}}|[₀-₉]{{1,2}}|_\{{\d{{1,2}}\}})?\((?!e?s\))"),
+    _rule("functions", "latex_function", r"\log x", "\\", rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
+    _rule("functions", "trig_of_angle", "cos θ", "θφαβγπ", rf"{word_start('sin|cos|tan')}[ \t]?[θφαβγπ]"),
+    # --- chemical formulas --------------------------------------------------------------------
+    _rule("chemical_formulas", "formula", "H2O", ELEMENT_INITIALS, FORMULA_TOKEN, check=is_chemical_formula),
+)
+# fmt: on
+
+assert {rule.family for rule in RULES} == set(FAMILIES)
+
+
+def _rules_for(families: Iterable[str] | None) -> tuple[Rule, ...]:
+    if families is None:
+        return RULES
+    wanted = set(families)
+    unknown = wanted - set(FAMILIES)
+    if unknown:
+        raise ValueError(f"unknown symbolic families {sorted(unknown)}; choose from {', '.join(FAMILIES)}")
+    return tuple(rule for rule in RULES if rule.family in wanted)
+
+
+def _clip(matched: str) -> str:
+    return matched[:MAX_MATCH_CHARS]
+
+
+def first_match(text: str, families: Iterable[str] | None = None) -> tuple[str, str] | None:
+    """(family, matched text) of the first rule, in table order, that matches; None when clean."""
+    for rule in _rules_for(families):
+        for matched in rule.finditer(text):
+            return rule.family, _clip(matched)
+    return None
+
+
+def match_all(text: str, families: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """Every match per family (all requested families are keys; clean families map to [])."""
+    rules = _rules_for(families)
+    found: dict[str, list[str]] = {rule.family: [] for rule in rules}
+    for rule in rules:
+        found[rule.family].extend(_clip(matched) for matched in rule.finditer(text))
+    return found
+
+
+class SymbolicStage(Stage):
+    """Drop a document on any match of a Beyond-K-5 notation pattern (released filter stage 4)."""
+
+    name = "symbolic"
+
+    def __init__(self, families: Iterable[str] | None = None):
+        self.families = tuple(FAMILIES if families is None else families)
+        self.rules = _rules_for(self.families)
+
+    def score(self, text: str) -> dict[str, Any]:
+        """family: first family matched (FAMILIES order) or None; match: the matched text or None."""
+        for rule in self.rules:
+            for matched in rule.finditer(text):
+                return {"family": rule.family, "match": _clip(matched)}
+        return {"family": None, "match": None}
+
+    def decide(self, scores: dict[str, Any]) -> Decision:
+        family = scores["family"]
+        if family is None:
+            return Decision(keep=True, scores=scores)
+        return Decision(keep=False, reason=f"symbolic_{family}", scores=scores)
