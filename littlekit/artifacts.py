@@ -1,0 +1,284 @@
+"""The artifacts directory: everything the five-stage filter loads, in the released repository's layout.
+
+    DIR/
+      README.md                      what is here, where it came from (write_artifacts_readme)
+      data/aoa.parquet               stage 1: AoA table, columns word, aoa (years)
+      models/fasttext_grade.bin      stage 2: supervised fastText, labels __label__K5/K8/K12/OOS
+      models/modernbert_grade/       stage 3: transformers sequence-classification directory
+      data/word_log_odds.parquet     stage 5: word table, columns word, beyond_score
+
+Stage 4 (symbolic) is rules in code and needs no file. The paths are those of the authors'
+released filter, so its artifacts (from the Hub) and ours are interchangeable:
+
+    littlekit filter --in docs.jsonl --out kept/ --stages all --artifacts DIR
+
+`stage_options_from_artifacts(DIR, stages)` turns the directory into the registry's options and
+says at once everything that is missing or malformed for the stages asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from littlekit.stages.registry import known_stages, stage_names
+
+FASTTEXT_MAGIC = 793712314  # first int32 of every fastText .bin/.ftz (FASTTEXT_FILEFORMAT_MAGIC_INT32)
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One file or directory of the layout and the stage option it fills."""
+
+    option: str  # StageOptions field
+    path: str  # relative to the artifacts directory
+    stage: str
+    what: str
+    how: str  # how to produce it
+
+
+ARTIFACTS: tuple[Artifact, ...] = (
+    Artifact(
+        "aoa_table",
+        "data/aoa.parquet",
+        "aoa",
+        "AoA table, columns word, aoa (years)",
+        "littlekit.artifacts.export_aoa_table(table, DIR), e.g. from data/aoa/kuperman_aoa.csv",
+    ),
+    Artifact(
+        "fasttext_model",
+        "models/fasttext_grade.bin",
+        "fasttext",
+        "supervised fastText grade classifier, labels __label__K5/K8/K12/OOS",
+        "littlekit.stages.fasttext_stage.train_fasttext(labels, DIR/models/fasttext_grade.bin)",
+    ),
+    Artifact(
+        "encoder_model",
+        "models/modernbert_grade",
+        "encoder",
+        "transformers sequence-classification directory (ModernBERT), classes K5, K8, K12, OOS",
+        "littlekit.encoder_train.fine_tune(..., out_dir=DIR/models/modernbert_grade, ...)",
+    ),
+    Artifact(
+        "word_table",
+        "data/word_log_odds.parquet",
+        "frequency",
+        "word table, columns word, beyond_score = log2(rate_beyond / rate_k5)",
+        "littlekit.artifacts.export_word_table(littlekit.blocklist.score_words(...), DIR)",
+    ),
+)
+_BY_OPTION = {artifact.option: artifact for artifact in ARTIFACTS}
+
+
+def artifact_path(root: str | os.PathLike, option: str) -> Path:
+    """Where the artifact for a stage option ("aoa_table", "fasttext_model", ...) lives under root."""
+    if option not in _BY_OPTION:
+        raise KeyError(f"no artifact fills {option!r}; known: {', '.join(_BY_OPTION)}")
+    return Path(root) / _BY_OPTION[option].path
+
+
+def stage_list(stages: str | Sequence[str] = "all") -> list[str]:
+    """Stage names from "all" (every registered stage, cascade order), "aoa,symbolic" or a list."""
+    if isinstance(stages, str) and stages.strip() == "all":
+        return list(known_stages())
+    return stage_names(stages)
+
+
+def artifact_problems(root: str | os.PathLike, stages: str | Sequence[str] = "all") -> list[str]:
+    """One line per artifact the stages need that is missing or malformed; empty when all is well."""
+    names = set(stage_list(stages))
+    problems = []
+    for artifact in ARTIFACTS:
+        if artifact.stage in names:
+            problem = _check(artifact, Path(root) / artifact.path)
+            if problem:
+                problems.append(f"{artifact.path} ({artifact.stage} stage: {artifact.what}): {problem}")
+    return problems
+
+
+def stage_options_from_artifacts(
+    root: str | os.PathLike, stages: str | Sequence[str] = "all"
+) -> dict[str, str]:
+    """StageOptions fields for the stages' artifacts under root, e.g. {"aoa_table": ".../aoa.parquet"}.
+
+    Only the stages named need their artifacts. FileNotFoundError lists everything missing or
+    malformed at once, with how to produce each, rather than failing on the first.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"artifacts directory {root} does not exist; expected layout:\n{layout()}")
+    problems = artifact_problems(root, stages)
+    if problems:
+        needed = [a for a in ARTIFACTS if any(p.startswith(a.path + " ") for p in problems)]
+        fixes = "".join(f"\n  {a.path}: {a.how}" for a in needed)
+        raise FileNotFoundError(
+            f"artifacts directory {root} cannot serve --stages {_spec(stages)}:\n  - "
+            + "\n  - ".join(problems)
+            + f"\nto produce them:{fixes}\nexpected layout:\n{layout()}"
+        )
+    names = set(stage_list(stages))
+    return {a.option: str(root / a.path) for a in ARTIFACTS if a.stage in names}
+
+
+def _spec(stages: str | Sequence[str]) -> str:
+    return stages if isinstance(stages, str) else ",".join(stages)
+
+
+def layout() -> str:
+    """The expected layout, one artifact a line."""
+    return "\n".join(f"  {a.path:<30s} {a.stage:<9s} {a.what}" for a in ARTIFACTS)
+
+
+def _check(artifact: Artifact, path: Path) -> str | None:
+    if artifact.option == "encoder_model":
+        return _check_encoder(path)
+    if not path.is_file():
+        return "not found" if not path.exists() else "is not a file"
+    if artifact.option == "fasttext_model":
+        return _check_fasttext(path)
+    required = ("word", "aoa") if artifact.option == "aoa_table" else ("word", "beyond_score")
+    return _check_columns(path, required)
+
+
+def _check_encoder(path: Path) -> str | None:
+    if not path.is_dir():
+        return "not found" if not path.exists() else "is not a directory"
+    if not (path / "config.json").is_file():
+        return "no config.json (not a transformers model directory)"
+    if not any((path / name).is_file() for name in WEIGHT_FILES):
+        return f"no weights ({' or '.join(WEIGHT_FILES[:2])})"
+    if not any((path / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
+        return "no tokenizer files (save the tokenizer into the same directory)"
+    return None
+
+
+def _check_fasttext(path: Path) -> str | None:
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    if len(head) < 4 or struct.unpack("<i", head)[0] != FASTTEXT_MAGIC:
+        return "not a fastText model (.bin or .ftz saved by save_model)"
+    return None
+
+
+def _check_columns(path: Path, required: tuple[str, ...]) -> str | None:
+    import pyarrow.parquet as pq
+
+    try:
+        columns = pq.read_schema(path).names
+    except Exception as exc:  # pyarrow raises several types for a file that is not parquet
+        return f"not a readable parquet file ({type(exc).__name__}: {exc})"
+    missing = [name for name in required if name not in columns]
+    return f"lacks column(s) {missing}; has {columns}" if missing else None
+
+
+# --- writing the directory ---------------------------------------------------------------------
+
+
+def export_aoa_table(
+    source: str | os.PathLike | pd.DataFrame | Mapping[str, float] | Any, root: str | os.PathLike
+) -> Path:
+    """Write an AoA table as ROOT/data/aoa.parquet (or to `root` itself when it ends in .parquet).
+
+    `source`: a csv/parquet file with columns word, aoa (read with the filter's normalisation),
+    a DataFrame with those columns, a {word: aoa} mapping, or an AoALexicon (its rated table;
+    imputation is a stage option, not part of the table). Rows are sorted by word.
+    """
+    from littlekit.lexicon import AoALexicon, read_aoa_table
+
+    if isinstance(source, AoALexicon):
+        table = source.table
+    elif isinstance(source, pd.DataFrame):
+        missing = {"word", "aoa"} - set(source.columns)
+        if missing:
+            raise ValueError(f"AoA frame lacks column(s) {sorted(missing)}")
+        table = dict(zip(source["word"].astype(str), source["aoa"].astype(float), strict=True))
+    elif isinstance(source, Mapping):
+        table = {str(word): float(aoa) for word, aoa in source.items()}
+    else:
+        table = read_aoa_table(source)
+    frame = pd.DataFrame({"word": list(table), "aoa": list(table.values())}).sort_values("word")
+    frame = frame.astype({"word": "string", "aoa": "float64"})
+    out = _target(root, "aoa_table")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(out, index=False)
+    return out
+
+
+def export_word_table(table: pd.DataFrame, root: str | os.PathLike) -> Path:
+    """Write a stage-5 word table (word, beyond_score, ...) as ROOT/data/word_log_odds.parquet."""
+    from littlekit.blocklist import save_word_scores
+
+    return save_word_scores(table, _target(root, "word_table"))
+
+
+def _target(root: str | os.PathLike, option: str) -> Path:
+    root = Path(root)
+    return root if root.suffix == ".parquet" else artifact_path(root, option)
+
+
+def write_artifacts_readme(root: str | os.PathLike, notes: Mapping[str, str] | None = None) -> Path:
+    """Write ROOT/README.md: the layout, what is present (size, SHA-256), provenance notes, usage.
+
+    `notes` maps a stage option (e.g. "fasttext_model") to a line on how that artifact was made.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    notes = dict(notes or {})
+    unknown = set(notes) - set(_BY_OPTION)
+    if unknown:
+        raise KeyError(f"notes for unknown artifacts {sorted(unknown)}; known: {', '.join(_BY_OPTION)}")
+    lines = [
+        "# littlekit filter artifacts",
+        "",
+        "Everything the five-stage K-5 filter loads, in the layout of the released filter repository,",
+        "so these files and the released ones are interchangeable. Stage 4 (symbolic) needs no file.",
+        "",
+        "```",
+        f"littlekit filter --in docs.jsonl --out kept/ --stages all --artifacts {root}",
+        "```",
+        "",
+        "| path | stage | contents | status | bytes | sha256 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for artifact in ARTIFACTS:
+        path = root / artifact.path
+        problem = _check(artifact, path)
+        size, digest = _size_and_digest(path) if problem is None else ("", "")
+        status = "ok" if problem is None else problem
+        lines.append(
+            f"| `{artifact.path}` | {artifact.stage} | {artifact.what} | {status} | {size} | {digest} |"
+        )
+    lines += ["", "## How each artifact was made", ""]
+    for artifact in ARTIFACTS:
+        lines.append(f"- `{artifact.path}`: {notes.get(artifact.option, 'not recorded')}.")
+        lines.append(f"  To rebuild: `{artifact.how}`.")
+    readme = root / "README.md"
+    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return readme
+
+
+def _size_and_digest(path: Path) -> tuple[str, str]:
+    """Bytes and SHA-256 (first 16 hex digits) of a file; of a directory, its total bytes and the
+    SHA-256 of its files' relative paths and hashes."""
+    if path.is_file():
+        return f"{path.stat().st_size:,}", _sha256(path)[:16]
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    listing = "".join(f"{file.relative_to(path)}:{_sha256(file)}\n" for file in files)
+    total = sum(file.stat().st_size for file in files)
+    return f"{total:,}", hashlib.sha256(listing.encode()).hexdigest()[:16]
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
