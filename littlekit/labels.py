@@ -1,0 +1,298 @@
+"""Training labels for the grade classifiers: from grade-labelled sources, or from the LLM judge.
+
+No LLM is reachable offline, so the embedded default labels documents by the grade their source
+already gives them, never by a model:
+
+- `source-label:gutenberg`: the CCSS exemplar band of each Gutenberg book
+  (CommonCoreText-PD, train split only).
+- `source-label:clear`: CLEAR excerpts by their Lexile-derived band (`clear/clear.csv`, the
+  CommonCoreText-PD train rows and other excerpts); ambiguous Lexile ranges are skipped.
+- `source-label:openstax`: OOS, college textbooks (CommonCoreText-PD, train split only).
+- `source-label:tinystories`: K5, stories written for 3-4 year olds (the demo corpus).
+- `source-label:mathcamps`: the grade of the problem's CCSS standard (original problems only).
+- `source-label:gsm8k`: off by default; `gsm8k_band` (e.g. K8) for GSM8K train questions.
+
+GSM8K is left out by default: it has no per-problem grade, its authors describe it as solvable
+by "a bright middle school student" (2-8 steps), so any single band is wrong for a large share of
+it, and the K5/K8 boundary is exactly where the classifier's mistakes matter. MathCAMPS already
+gives graded math word problems. `gsm8k_band="K8"` adds it as a conservative K8.
+
+Nothing is drawn from CommonCoreText-PD validation sources: CLEAR excerpts outside
+CommonCoreText-PD are kept only when their author group is a training group, and every candidate
+sharing a text or any 8-word sequence with a validation passage is dropped.
+
+Balance: within a band, each source gets an equal share of `max_per_band`; a source with fewer
+documents passes its unused share to the others (seeded sample of document ids).
+
+Records are the judge's label format (`littlekit.judge`: id, text_sha256, band, votes, judge,
+source) plus a `text` field, so the same reader takes both. `load_labels(path)` reads either
+kind; judge labels, which carry no text, are joined with their documents by `text_sha256`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from littlekit import corpora
+from littlekit.grades import BANDS, grade_to_band
+from littlekit.judge.labels import make_label, read_labels, text_sha256, write_labels
+
+log = logging.getLogger("littlekit.labels")
+
+SOURCE_PREFIX = "source-label:"
+LABEL_COLUMNS = ("id", "text_sha256", "band", "votes", "judge", "source", "text")
+DEFAULT_MAX_PER_BAND = 1600
+SHINGLE_WORDS = 8
+
+
+def build_default_labels(
+    root: str | os.PathLike | None = None,
+    seed: int = 0,
+    max_per_band: int = DEFAULT_MAX_PER_BAND,
+    gsm8k_band: str | None = None,
+) -> pd.DataFrame:
+    """Labels for the embedded default from the grade-labelled sources under the data root.
+
+    Returns a DataFrame with LABEL_COLUMNS, one row per document, sorted by band then id.
+    """
+    if gsm8k_band is not None and gsm8k_band not in BANDS:
+        raise ValueError(f"gsm8k_band must be one of {', '.join(BANDS)} or None, got {gsm8k_band!r}")
+    passages = corpora.load_commoncoretext(root)
+    train = passages[passages["split"] == "train"]
+    validation = passages[passages["split"] == "validation"]
+    candidates = pd.concat(
+        [
+            _commoncoretext_rows(train),
+            _extra_clear_rows(corpora.load_clear(root), passages),
+            _tinystories_rows(corpora.load_demo_corpus(root)),
+            _mathcamps_rows(corpora.load_mathcamps(root)),
+            _gsm8k_rows(corpora.load_gsm8k("train", root), gsm8k_band),
+        ],
+        ignore_index=True,
+    )
+    candidates = _drop_validation_overlap(candidates, validation["text"])
+    chosen = balance(candidates, max_per_band, seed)
+    records = [
+        {**make_label(row.id, row.text, row.band, row.source), "text": row.text}
+        for row in chosen.itertuples(index=False)
+    ]
+    frame = pd.DataFrame(records, columns=list(LABEL_COLUMNS))
+    return frame.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True)
+
+
+def write_label_file(labels: pd.DataFrame, path: str | os.PathLike) -> int:
+    """Write labels (with their text) in the judge's JSON-lines format; returns the count."""
+    records = labels.to_dict(orient="records")
+    for record in records:
+        record["votes"] = record.get("votes") or {}
+        if isinstance(record.get("judge"), float):  # NaN from a frame built without judge info
+            record["judge"] = None
+    return write_labels(records, path)
+
+
+def load_labels(
+    path: str | os.PathLike, texts: pd.DataFrame | str | os.PathLike | None = None
+) -> pd.DataFrame:
+    """Labelled documents from a labels file: the embedded default's or the LLM judge's.
+
+    Rows whose band is null (no label, e.g. no unanimous vote) are dropped. A file whose records
+    carry `text` needs nothing else. Judge labels carry only `text_sha256`: pass the documents
+    as `texts` (a DataFrame or a JSON-lines/Parquet path with a `text` column); labels whose
+    document is not among them are dropped with a warning. Returns LABEL_COLUMNS.
+    """
+    records = read_labels(path)
+    frame = pd.DataFrame(records)
+    if frame.empty:
+        raise ValueError(f"{path} holds no labels")
+    frame = frame[frame["band"].notna()].reset_index(drop=True)
+    if "text" not in frame.columns or frame["text"].isna().any():
+        frame = _join_texts(frame.drop(columns=["text"], errors="ignore"), texts, path)
+    bad = [
+        doc_id
+        for doc_id, text, sha in frame[["id", "text", "text_sha256"]].itertuples(index=False)
+        if text_sha256(text) != sha
+    ]
+    if bad:
+        raise ValueError(f"{path}: text does not match text_sha256 for ids {bad[:5]} ({len(bad)} in all)")
+    return frame[list(LABEL_COLUMNS)]
+
+
+def split_labels(
+    labels: pd.DataFrame, holdout_fraction: float = 0.2, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A seeded (train, held-out) split, stratified by band.
+
+    Passages of one book or author can fall on both sides, so held-out figures are optimistic;
+    CommonCoreText-PD validation sources are the honest test.
+    """
+    if not 0 < holdout_fraction < 1:
+        raise ValueError(f"holdout_fraction must be between 0 and 1, got {holdout_fraction}")
+    held: list[str] = []
+    for band, group in labels.groupby("band", sort=True):
+        ids = sorted(group["id"])
+        n = round(len(ids) * holdout_fraction)
+        held.extend(random.Random(f"{seed}:holdout:{band}").sample(ids, n))
+    mask = labels["id"].isin(set(held))
+    return labels[~mask].reset_index(drop=True), labels[mask].reset_index(drop=True)
+
+
+def label_counts(labels: pd.DataFrame) -> pd.DataFrame:
+    """Documents per source (rows) and band (columns), with totals."""
+    table = pd.crosstab(labels["source"], labels["band"], margins=True, margins_name="total")
+    return table.reindex(columns=[b for b in (*BANDS, "total") if b in table.columns])
+
+
+def balance(candidates: pd.DataFrame, max_per_band: int, seed: int = 0) -> pd.DataFrame:
+    """At most `max_per_band` documents per band, shared equally among its sources (water-filling)."""
+    if max_per_band < 1:
+        raise ValueError(f"max_per_band must be positive, got {max_per_band}")
+    kept: list[pd.DataFrame] = []
+    for band, in_band in candidates.groupby("band", sort=True):
+        sizes = in_band.groupby("source").size().to_dict()
+        for source, quota in _shares(sizes, max_per_band).items():
+            rows = in_band[in_band["source"] == source]
+            ids = sorted(rows["id"])
+            picked = set(random.Random(f"{seed}:{band}:{source}").sample(ids, quota))
+            kept.append(rows[rows["id"].isin(picked)])
+    return pd.concat(kept, ignore_index=True) if kept else candidates.iloc[:0]
+
+
+def _shares(sizes: dict[str, int], cap: int) -> dict[str, int]:
+    """Equal shares of `cap`; what a small source cannot use goes to the larger ones."""
+    shares: dict[str, int] = {}
+    left, open_sources = cap, sorted(sizes, key=lambda s: (sizes[s], s))
+    while open_sources:
+        fair = left // len(open_sources)
+        source = open_sources[0]
+        if sizes[source] <= fair:
+            shares[source] = sizes[source]
+            left -= sizes[source]
+            open_sources.pop(0)
+            continue
+        # every remaining source has more than its share: split what is left, remainder first-come
+        extra = left - fair * len(open_sources)
+        for rank, name in enumerate(sorted(open_sources)):
+            shares[name] = fair + (1 if rank < extra else 0)
+        break
+    return shares
+
+
+def _candidates(ids: Iterable[str], texts: Iterable[str], bands: Iterable[str], source: str) -> pd.DataFrame:
+    frame = pd.DataFrame({"id": list(ids), "text": list(texts), "band": list(bands)}, dtype=object)
+    frame["source"] = SOURCE_PREFIX + source
+    usable = [
+        isinstance(text, str) and bool(text.strip()) and band in BANDS
+        for text, band in zip(frame["text"], frame["band"], strict=True)
+    ]
+    return frame[usable].drop_duplicates("text")
+
+
+def _commoncoretext_rows(train: pd.DataFrame) -> pd.DataFrame:
+    frames = [
+        _candidates(rows["id"], rows["text"], rows["band"], kind)
+        for kind, rows in train.groupby("source_kind", sort=True)
+        if kind in {"gutenberg", "clear", "openstax"}
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _extra_clear_rows(clear: pd.DataFrame, passages: pd.DataFrame) -> pd.DataFrame:
+    """CLEAR excerpts not in CommonCoreText-PD whose author group is on the training side."""
+    from littlekit.databuild.passages import author_key
+
+    clear = clear[clear["band"].notna() & ~clear["ambiguous"].astype(bool)]
+    ids = "clear-" + clear["id"].astype(int).astype(str)
+    groups = "author:" + clear["author"].fillna("").map(author_key)
+    validation_groups = set(passages.loc[passages["split"] == "validation", "split_group"])
+    keep = ~ids.isin(set(passages["id"])) & ~groups.isin(validation_groups)
+    return _candidates(ids[keep], clear.loc[keep, "text"], clear.loc[keep, "band"], "clear")
+
+
+def _tinystories_rows(demo: pd.DataFrame) -> pd.DataFrame:
+    rows = demo[demo["source"] == "tinystories"]
+    return _candidates("tinystories-" + rows["id"], rows["text"], ["K5"] * len(rows), "tinystories")
+
+
+def _mathcamps_rows(mathcamps: pd.DataFrame) -> pd.DataFrame:
+    rows = mathcamps[mathcamps["type"] == "original-problem"]
+    bands = rows["standard"].str.split(".").str[0].map(grade_to_band)
+    return _candidates("mathcamps-" + rows["id"], rows["statement"], bands, "mathcamps")
+
+
+def _gsm8k_rows(gsm8k: pd.DataFrame, band: str | None) -> pd.DataFrame:
+    if band is None:
+        return _candidates([], [], [], "gsm8k")
+    ids = [f"gsm8k-train-{i:05d}" for i in range(len(gsm8k))]
+    return _candidates(ids, gsm8k["question"], [band] * len(gsm8k), "gsm8k")
+
+
+def shingles(text: str, n: int = SHINGLE_WORDS) -> set[tuple[str, ...]]:
+    """The text's runs of n consecutive lower-cased whitespace words."""
+    words = text.lower().split()
+    return set(zip(*(words[k:] for k in range(n)), strict=False))
+
+
+def _drop_validation_overlap(candidates: pd.DataFrame, validation_texts: Iterable[str]) -> pd.DataFrame:
+    seen: set[tuple[str, ...]] = set()
+    hashes: set[str] = set()
+    for text in validation_texts:
+        seen |= shingles(text)
+        hashes.add(text_sha256(text))
+    overlap = [
+        text_sha256(text) in hashes or not shingles(text).isdisjoint(seen) for text in candidates["text"]
+    ]
+    dropped = candidates[overlap]
+    if len(dropped):
+        log.info(
+            "dropped %d candidates sharing text with validation passages: %s",
+            len(dropped),
+            dropped["source"].value_counts().to_dict(),
+        )
+    return candidates[[not flag for flag in overlap]].reset_index(drop=True)
+
+
+def _join_texts(
+    frame: pd.DataFrame, texts: pd.DataFrame | str | os.PathLike | None, path: str | os.PathLike
+) -> pd.DataFrame:
+    if texts is None:
+        raise ValueError(
+            f"{path} has labels without text (judge labels); pass texts= the labelled documents "
+            "(a DataFrame or a .jsonl/.parquet file with a 'text' column)"
+        )
+    documents = _read_texts(texts)
+    by_sha = {text_sha256(text): text for text in documents["text"]}
+    frame = frame.assign(text=frame["text_sha256"].map(by_sha))
+    missing = int(frame["text"].isna().sum())
+    if missing == len(frame):
+        raise ValueError(f"none of the {len(frame)} labels in {path} matches a text in the given documents")
+    if missing:
+        log.warning("%d of %d labels in %s have no matching text and are dropped", missing, len(frame), path)
+    return frame[frame["text"].notna()].reset_index(drop=True)
+
+
+def _read_texts(texts: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
+    if isinstance(texts, pd.DataFrame):
+        documents = texts
+    elif Path(texts).suffix == ".parquet":
+        documents = pd.read_parquet(texts)
+    else:
+        with Path(texts).open(encoding="utf-8") as handle:
+            documents = pd.DataFrame([json.loads(line) for line in handle if line.strip()])
+    if "text" not in documents.columns:
+        raise ValueError(
+            f"the documents for the labels have no 'text' column (columns: {list(documents.columns)})"
+        )
+    return documents
+
+
+def _band_then_id(column: pd.Series) -> pd.Series:
+    if column.name == "band":
+        return column.map({band: rank for rank, band in enumerate(BANDS)})
+    return column
