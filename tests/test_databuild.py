@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from littlekit.databuild import write_manifest
-from littlekit.databuild.aoa import kuperman_table
+from littlekit.databuild.aoa import kuperman_table, lemma_table
 from littlekit.databuild.chunking import MAX_WORDS, MIN_WORDS, chunk_paragraphs, count_words, spread_sample
 from littlekit.databuild.common import BuildLog, rng
 from littlekit.databuild.copies import build_wordlists
@@ -272,6 +272,21 @@ def test_kuperman_table_lowercases_drops_na_and_keeps_first():
         frame.assign(**{"Rating.Mean": pd.to_numeric(frame["Rating.Mean"], errors="coerce")})
     )
     assert table.to_dict("records") == [{"word": "apple", "aoa": 4.0}, {"word": "null", "aoa": 11.53}]
+
+
+def test_lemma_table_takes_aoa_kup_lem_lowercases_and_keeps_null():
+    master = pd.DataFrame(
+        {
+            "word": ["Armageddon", "null", "abacuses", "bosky", "ARMAGEDDON"],
+            "aoa_kup": [11.83, 11.53, None, None, 3.0],
+            "aoa_kup_lem": [11.83, 11.53, 8.69, None, 3.0],
+        }
+    )
+    assert lemma_table(master).to_dict("records") == [
+        {"word": "armageddon", "aoa": 11.83},
+        {"word": "null", "aoa": 11.53},
+        {"word": "abacuses", "aoa": 8.69},
+    ]
 
 
 def test_dolch_words_are_merged_lowercased_and_manifested(tmp_path):

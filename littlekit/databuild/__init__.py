@@ -94,8 +94,8 @@ byte-identical files. `MANIFEST.tsv` lists every file with its size, SHA-256 and
 `SOURCE.md` gives the source repository and commit, the licence, the attribution and how the files
 were derived. Load them with `littlekit.corpora`.
 
-- `aoa/`: Kuperman AoA `word,aoa`, the 51,715-word master table, Brysbaert-Biemiller grades
-  (research use; cite the papers).
+- `aoa/`: lemma-propagated Kuperman AoA `word,aoa` (the AoA stage's default), Kuperman `Rating.Mean`
+  `word,aoa`, the 51,715-word master table, Brysbaert-Biemiller grades (research use; cite the papers).
 - `standards/`: CCSS-Math, CCSS-ELA and NGSS standards with grade and band (CCSS public licence;
   NGSS © Achieve, attribution).
 - `commoncoretext_pd/`: graded passages (Gutenberg CCSS exemplars, CLEAR, OpenStax) with a

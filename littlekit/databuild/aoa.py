@@ -1,4 +1,9 @@
-"""Word -> age-of-acquisition tables from the Kuperman et al. (2012) ratings and their master file."""
+"""Word -> age-of-acquisition tables from the Kuperman et al. (2012) ratings and their master file.
+
+`aoa_lemma.csv` (the master file's `AoA_Kup_lem`) is the default table of filter stage 1: a Zipf
+fit on it gives the released filter's imputation coefficients, so it is almost certainly the
+released `aoa.parquet`. `kuperman_aoa.csv` (`Rating.Mean`, rated words only) is the alternative.
+"""
 
 from __future__ import annotations
 
@@ -46,6 +51,14 @@ def master_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
+def lemma_table(master: pd.DataFrame) -> pd.DataFrame:
+    """`word, aoa` from the master table's `aoa_kup_lem`: lower-cased, NA dropped, first row kept."""
+    table = pd.DataFrame({"word": master["word"].str.lower(), "aoa": master["aoa_kup_lem"]})
+    table = table.dropna(subset=["aoa"])
+    table = table[table["word"] != ""]
+    return table.drop_duplicates(subset="word", keep="first").reset_index(drop=True)
+
+
 def biemiller_table(frame: pd.DataFrame) -> pd.DataFrame:
     """`word, grade`: the lowest test-based grade over a word's meanings (single words only)."""
     words = frame["WORD"].astype(str).str.strip().str.lower()
@@ -75,6 +88,14 @@ def build_aoa(source: Path, out: Path, log: BuildLog) -> dict[str, int]:
         log,
         MASTER_SOURCE,
     )
+    lemma = lemma_table(master)
+    write_csv(
+        folder / "aoa_lemma.csv",
+        ["word", "aoa"],
+        ((w, format_float(a)) for w, a in zip(lemma["word"], lemma["aoa"], strict=True)),
+        log,
+        MASTER_SOURCE,
+    )
     biemiller = biemiller_table(
         pd.read_excel(source / "aoa/Brysbaert_Biemiller_test_based_AoA.xlsx", **_NA_ONLY)
     )
@@ -85,13 +106,33 @@ def build_aoa(source: Path, out: Path, log: BuildLog) -> dict[str, int]:
         log,
         BIEMILLER_SOURCE,
     )
-    counts = {"kuperman": len(kuperman), "master": len(master), "biemiller": len(biemiller)}
+    counts = {
+        "lemma": len(lemma),
+        "lemma_dropped": len(master) - len(lemma),
+        "kuperman": len(kuperman),
+        "master": len(master),
+        "biemiller": len(biemiller),
+    }
     write_text(folder / "SOURCE.md", SOURCE_MD.format(**counts), log, "littlekit.databuild")
     return counts
 
 
 SOURCE_MD = """\
 # aoa/: age-of-acquisition tables
+
+## aoa_lemma.csv ({lemma:,} rows): `word,aoa` (the default table of the AoA stage)
+
+- Source: `AoA_51715_words.csv` from HeatherFryling/AgeofAcquisitionExploration @ 54dda7aa,
+  the authors' master file (the same file as `aoa_51715.csv` below).
+- Derived: `aoa` = `AoA_Kup_lem`, the Kuperman rating propagated to every inflected form of a
+  rated lemma (years). Words are stripped and lower-cased; the {lemma_dropped} rows whose
+  `AoA_Kup_lem` is `NA` are dropped; no word repeats after lower-casing (if one did, the first row
+  would be kept). `null`, `none`, `true` and `false` are kept as words.
+- Why it is the default: a least-squares fit of this column on wordfreq's Zipf frequency gives the
+  released filter's imputation line, `14.602716 - 1.504689 * zipf` (r = -0.453), so this is almost
+  certainly the table behind the released `data/aoa.parquet`. The paper's n = 50,142 words comes from
+  fitting after reading the file with pandas' default NA parsing, which turns the word `null` into a
+  missing value; this file keeps `null`, so the same fit on it counts one more word.
 
 ## kuperman_aoa.csv ({kuperman:,} rows): `word,aoa`
 
@@ -100,7 +141,8 @@ SOURCE_MD = """\
 - Derived: `aoa` = `Rating.Mean` (mean rated age of acquisition, years). Words are stripped and
   lower-cased; the 19 words whose rating is `NA` (nobody knew them) are dropped. No word repeats
   after lower-casing (checked by the build); if one did, the first row would be kept.
-  `null`, `none`, `true` and `false` are read as words, not as missing values.
+  `null`, `none`, `true` and `false` are read as words, not as missing values. The alternative
+  table of the AoA stage (`AoALexicon.load("data/aoa/kuperman_aoa.csv")`): rated words only.
 
 ## aoa_51715.csv ({master:,} rows): `word,aoa_kup,aoa_kup_lem,freq_pm,perc_known,nsyll`
 
