@@ -19,6 +19,7 @@ from littlekit import config
 Root = str | os.PathLike | None
 
 AOA_COLUMNS = ("word", "aoa")
+AOA_TABLES = {"lemma": "aoa/aoa_lemma.csv", "kuperman": "aoa/kuperman_aoa.csv"}
 AOA_51715_COLUMNS = ("word", "aoa_kup", "aoa_kup_lem", "freq_pm", "perc_known", "nsyll")
 STANDARDS_COLUMNS = ("framework", "code", "grade", "band", "subject", "text")
 PASSAGE_COLUMNS = (
@@ -79,11 +80,18 @@ def _read_csv(path: Path, columns: tuple[str, ...], **kwargs) -> pd.DataFrame:
     return _check(frame, columns, path)
 
 
-def load_aoa_table(root: Root = None, full: bool = False) -> pd.DataFrame:
-    """Kuperman AoA `word, aoa` (lower-cased words, years); `full=True` gives the 51,715-word table."""
+def load_aoa_table(root: Root = None, full: bool = False, table: str = "lemma") -> pd.DataFrame:
+    """AoA `word, aoa` (lower-cased words, years); `full=True` gives the 51,715-word master table.
+
+    `table="lemma"` (default) is `aoa/aoa_lemma.csv`, the master file's lemma-propagated
+    `AoA_Kup_lem`, which the AoA stage reads by default (the published Zipf coefficients are a fit
+    on it); `table="kuperman"` is `aoa/kuperman_aoa.csv`, Kuperman's `Rating.Mean` of rated words.
+    """
+    if table not in AOA_TABLES:
+        raise ValueError(f"table must be one of {sorted(AOA_TABLES)}, not {table!r}")
     if full:
         return _read_csv(_path("aoa/aoa_51715.csv", root), AOA_51715_COLUMNS, dtype={"word": str})
-    return _read_csv(_path("aoa/kuperman_aoa.csv", root), AOA_COLUMNS, dtype={"word": str, "aoa": float})
+    return _read_csv(_path(AOA_TABLES[table], root), AOA_COLUMNS, dtype={"word": str, "aoa": float})
 
 
 def load_standards(root: Root = None) -> pd.DataFrame:

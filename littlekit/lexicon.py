@@ -7,6 +7,11 @@ those of the released filter script (they are the least-squares fit on `AoA_Kup_
 51,715-word file, n = 50,142, r = -0.453; tests/test_lexicon.py reproduces them);
 `impute="fitted"` refits them on the loaded table and `impute="none"` turns imputation off.
 
+The default table is `data/aoa/aoa_lemma.csv`, the master file's lemma-propagated `AoA_Kup_lem`
+(51,695 words): the published coefficients are a fit on exactly that column, so it is almost
+certainly the released filter's `aoa.parquet`. The alternative, `data/aoa/kuperman_aoa.csv`, is
+Kuperman's `Rating.Mean` over the ~31k directly rated words only; load it by path.
+
 Lookups are memoised per word (the table is the memo's seed, imputed and OOV words are added
 on first sight) because `wordfreq.zipf_frequency` costs ~20 µs a call.
 """
@@ -27,7 +32,9 @@ from littlekit.text import WORD_RE
 
 PUBLISHED_INTERCEPT = 14.602716
 PUBLISHED_SLOPE = -1.504689
-DEFAULT_TABLE = "aoa/kuperman_aoa.csv"
+# The lemma-propagated table the published coefficients were fitted on (see the module docstring).
+DEFAULT_TABLE = "aoa/aoa_lemma.csv"
+KUPERMAN_TABLE = "aoa/kuperman_aoa.csv"
 IMPUTE_MODES = ("published", "fitted", "none")
 
 # The memo marks OOV words with +inf: it sorts after every real AoA, so a stage can count and
@@ -167,7 +174,12 @@ class AoALexicon:
 
     @classmethod
     def load(cls, path: str | os.PathLike | None = None, impute: str = "published") -> AoALexicon:
-        """Load a `word, aoa` csv/parquet table (default: the embedded Kuperman table)."""
+        """Load a `word, aoa` csv/parquet table.
+
+        The default is the embedded lemma table `aoa/aoa_lemma.csv` (`AoA_Kup_lem`, the table
+        the published coefficients come from); pass `config.data_path(KUPERMAN_TABLE)` for
+        Kuperman's `Rating.Mean` over rated words only.
+        """
         path = Path(path) if path is not None else config.data_path(DEFAULT_TABLE)
         return cls(read_aoa_table(path), impute=impute, source=str(path))
 

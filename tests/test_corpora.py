@@ -27,12 +27,31 @@ def test_loaders_return_the_documented_columns(loader, columns, at_least):
     assert len(frame) >= at_least
 
 
-def test_aoa_table_keeps_words_pandas_would_read_as_missing():
-    table = corpora.load_aoa_table()
-    assert table["word"].is_unique
-    assert {"null", "none", "true", "false"} <= set(table["word"])
-    assert table["aoa"].between(1, 25).all()
-    assert (table["word"] == table["word"].str.lower()).all()
+@pytest.mark.parametrize("table", ["lemma", "kuperman"])
+def test_aoa_table_keeps_words_pandas_would_read_as_missing(table):
+    frame = corpora.load_aoa_table(table=table)
+    assert frame["word"].is_unique
+    assert {"null", "none", "true", "false"} <= set(frame["word"])
+    assert frame["aoa"].between(1, 25).all()
+    assert (frame["word"] == frame["word"].str.lower()).all()
+
+
+def test_default_aoa_table_is_the_lemma_column_of_the_master_table():
+    default = corpora.load_aoa_table()
+    master = corpora.load_aoa_table(full=True)
+    expected = master.dropna(subset=["aoa_kup_lem"])
+    assert len(default) == len(expected) == 51_695
+    assert default["word"].tolist() == expected["word"].str.lower().tolist()
+    assert default["aoa"].tolist() == expected["aoa_kup_lem"].tolist()
+    # the lemma propagation gives inflected forms their lemma's rating; Kuperman rated fewer words
+    kuperman = corpora.load_aoa_table(table="kuperman")
+    assert len(kuperman) < len(default)
+    assert "abacuses" in set(default["word"]) - set(kuperman["word"])
+
+
+def test_unknown_aoa_table_is_refused():
+    with pytest.raises(ValueError, match="kuperman"):
+        corpora.load_aoa_table(table="brysbaert")
 
 
 def test_full_aoa_table_has_the_master_columns():
@@ -104,9 +123,10 @@ def test_root_override_reads_a_users_file(tmp_path):
 
 def test_file_with_missing_columns_is_rejected(tmp_path):
     (tmp_path / "aoa").mkdir()
-    (tmp_path / "aoa/kuperman_aoa.csv").write_text("word,rating\napple,4.0\n")
-    with pytest.raises(ValueError, match="aoa"):
-        corpora.load_aoa_table(root=tmp_path)
+    for name, table in (("aoa_lemma.csv", "lemma"), ("kuperman_aoa.csv", "kuperman")):
+        (tmp_path / "aoa" / name).write_text("word,rating\napple,4.0\n")
+        with pytest.raises(ValueError, match="aoa"):
+            corpora.load_aoa_table(root=tmp_path, table=table)
 
 
 def test_missing_file_names_the_file_and_the_build_command(tmp_path, monkeypatch):

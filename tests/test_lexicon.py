@@ -9,7 +9,10 @@ import pandas as pd
 import pytest
 import wordfreq
 
+from littlekit import config
 from littlekit.lexicon import (
+    DEFAULT_TABLE,
+    KUPERMAN_TABLE,
     OOV,
     PUBLISHED_INTERCEPT,
     PUBLISHED_SLOPE,
@@ -158,11 +161,14 @@ def test_load_normalises_like_the_released_script(tmp_path):
 
 def test_default_path_comes_from_the_data_root(tmp_path, monkeypatch):
     (tmp_path / "aoa").mkdir()
-    write_csv(tmp_path / "aoa" / "kuperman_aoa.csv", {"zebra": 7.5})
+    write_csv(tmp_path / "aoa" / "aoa_lemma.csv", {"zebra": 7.5})
+    write_csv(tmp_path / "aoa" / "kuperman_aoa.csv", {"okapi": 9.5})
     monkeypatch.setenv("LITTLEKIT_DATA", str(tmp_path))
     lexicon = AoALexicon.load()
     assert lexicon.table == {"zebra": 7.5}
-    assert lexicon.source.endswith("kuperman_aoa.csv")
+    assert lexicon.source.endswith("aoa_lemma.csv")
+    assert DEFAULT_TABLE == "aoa/aoa_lemma.csv"
+    assert AoALexicon.load(config.data_path(KUPERMAN_TABLE)).table == {"okapi": 9.5}
 
 
 def test_missing_columns_are_named(tmp_path):
@@ -214,7 +220,8 @@ def test_coverage_counts_tokens_by_origin():
     assert coverage([], AoALexicon(TABLE))["n_tokens"] == 0
 
 
-AOA_51715 = Path(__file__).resolve().parent.parent / "data" / "aoa" / "aoa_51715.csv"
+EMBEDDED_AOA = Path(__file__).resolve().parent.parent / "data" / "aoa"
+AOA_51715 = EMBEDDED_AOA / "aoa_51715.csv"
 
 
 @pytest.mark.skipif(not AOA_51715.exists(), reason="embedded data/aoa/aoa_51715.csv not built")
@@ -226,3 +233,21 @@ def test_published_coefficients_are_the_fit_on_the_51715_word_file():
     fit = fit_zipf_imputation(pd.DataFrame({"word": frame["word"], "aoa": frame["aoa_kup_lem"]}).dropna())
     assert (round(fit.slope, 6), round(fit.intercept, 6)) == (PUBLISHED_SLOPE, PUBLISHED_INTERCEPT)
     assert (round(fit.r, 3), fit.n) == (-0.453, 50_142)
+
+
+@pytest.mark.skipif(
+    not (EMBEDDED_AOA / "aoa_lemma.csv").exists(), reason="embedded data/aoa/aoa_lemma.csv not built"
+)
+def test_fit_on_the_embedded_default_table_gives_the_published_coefficients(monkeypatch):
+    # The default table keeps the word "null" (zipf 3.73, AoA 11.53) that pandas' NA parsing
+    # dropped from the published fit, so it fits one more word and the coefficients move in the
+    # fifth significant digit; everything else is the same data.
+    monkeypatch.delenv("LITTLEKIT_DATA", raising=False)
+    lexicon = AoALexicon.load(impute="fitted")
+    assert Path(lexicon.source).resolve() == (EMBEDDED_AOA / "aoa_lemma.csv").resolve()
+    assert "null" in lexicon
+    fit = lexicon.fit
+    assert fit.n == 50_143
+    assert fit.slope == pytest.approx(PUBLISHED_SLOPE, abs=1e-3)
+    assert fit.intercept == pytest.approx(PUBLISHED_INTERCEPT, abs=1e-3)
+    assert round(fit.r, 3) == -0.453

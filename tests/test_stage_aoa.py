@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import wordfreq
 
-from littlekit.lexicon import AoALexicon
+from littlekit.lexicon import DEFAULT_TABLE, KUPERMAN_TABLE, AoALexicon
 from littlekit.stages.aoa import AoAStage, linear_percentile
 
 TABLE = {
@@ -315,20 +315,27 @@ def make_documents(table: dict[str, float], n_docs: int = 2000) -> list[str]:
     return docs
 
 
-TABLES = ["synthetic"] + (["embedded"] if (EMBEDDED / "aoa" / "kuperman_aoa.csv").exists() else [])
+# "default" is the embedded default table (the lemma table, loaded with no path), "kuperman"
+# the embedded alternative (Rating.Mean), "synthetic" a table that needs no embedded data.
+EMBEDDED_TABLES = {"default": DEFAULT_TABLE, "kuperman": KUPERMAN_TABLE}
+TABLES = ["synthetic"] + [
+    kind for kind, relative in EMBEDDED_TABLES.items() if (EMBEDDED / relative).exists()
+]
 
 
 @pytest.mark.parametrize("table_kind", TABLES)
-def test_stage_agrees_with_an_independent_reimplementation(table_kind, tmp_path):
-    if table_kind == "embedded":
-        path = EMBEDDED / "aoa" / "kuperman_aoa.csv"
-    else:
+def test_stage_agrees_with_an_independent_reimplementation(table_kind, tmp_path, monkeypatch):
+    monkeypatch.delenv("LITTLEKIT_DATA", raising=False)
+    if table_kind == "synthetic":
         path = synthetic_table(tmp_path / "aoa.csv")
+    else:
+        path = EMBEDDED / EMBEDDED_TABLES[table_kind]
     table = reference_table(path)
     docs = make_documents(table)
     zipf_cache: dict[str, float] = {}
     expected = [reference_scores(doc, table, zipf_cache) for doc in docs]
-    lexicon = AoALexicon.load(path)
+    lexicon = AoALexicon.load() if table_kind == "default" else AoALexicon.load(path)
+    assert Path(lexicon.source).resolve() == path.resolve()
     outcomes = Counter()
     for max_aoa, max_oov in [(12.0, 0.05), (10.0, 0.02)]:
         stage = AoAStage(lexicon, max_aoa=max_aoa, max_oov=max_oov)
