@@ -228,9 +228,9 @@ class CascadeReport:
         )
         for name, reasons in self.dropped_by_stage.items():
             for reason, n in reasons.most_common():
-                lines.append(f"  dropped  {name:<10s} {reason:<24s} {n:>8,}")
+                lines.append(f"  dropped  {name:<10s} {reason:<28s} {n:>8,}")
         for reason, n in self.errored_by_reason.most_common():
-            lines.append(f"  errored  {'':<10s} {reason:<24s} {n:>8,}")
+            lines.append(f"  errored  {'':<10s} {reason:<28s} {n:>8,}")
         if self.problems():
             lines.append("WARNING: counts do not add up: " + "; ".join(self.problems()))
         return "\n".join(lines)

@@ -274,6 +274,65 @@ def test_aoa_stage_with_a_table_of_our_own(tmp_path, capsys):
     assert [doc["id"] for doc in read_jsonl(out)] == ["easy", "hard", "easy2"]
 
 
+DEFAULT_CASCADE_DOCS = [
+    {"id": "easy", "text": "The cat sat on the mat. The dog ran home to play with the ball."},
+    {"id": "algebra", "text": "The cat has x^2 + 3x = 10 apples and the dog has two."},
+    {"id": "hard", "text": "Epistemological hermeneutics necessitates phenomenological juxtaposition."},
+    {"id": "chemistry", "text": "The dog drank H2O and CO2 from the cup at home."},
+]
+
+
+def test_default_cascade_is_aoa_then_symbolic(tmp_path, capsys):
+    source = write_jsonl(tmp_path / "docs.jsonl", DEFAULT_CASCADE_DOCS)
+    code, stdout, stderr = run_cli(capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/")
+    assert code == 0, stderr
+    assert [doc["id"] for doc in read_jsonl(tmp_path / "run" / "kept.jsonl")] == ["easy"]
+    rows = {row["id"]: row for row in read_jsonl(tmp_path / "run" / "rejected.jsonl")}
+    assert {key: (row["stage"], row["reason"]) for key, row in rows.items()} == {
+        "algebra": ("symbolic", "symbolic_equations"),
+        "hard": ("aoa", "aoa_p95"),
+        "chemistry": ("symbolic", "symbolic_chemical_formulas"),
+    }
+    assert set(rows["algebra"]["scores"]) == {"aoa", "symbolic"}  # passed aoa, then dropped
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert [(s["stage"], s["in"], s["out"]) for s in report["stages"]] == [("aoa", 4, 3), ("symbolic", 3, 1)]
+    assert "config: stages=aoa,symbolic max_aoa=12.0 max_oov=0.05" in stderr
+
+
+def test_fasttext_stage_between_aoa_and_symbolic(tmp_path, capsys):
+    import pandas as pd
+
+    from littlekit.stages.fasttext_stage import train_fasttext
+
+    easy = ["the cat sat on the mat", "the dog ran home", "we play with the ball"]
+    hard = [
+        "photosynthesis converts light energy",
+        "the derivative of a function",
+        "molecular orbital theory",
+    ]
+    labelled = pd.DataFrame({"text": easy * 10 + hard * 10, "band": ["K5"] * 30 + ["K12"] * 30})
+    model = tmp_path / "grade.bin"
+    train_fasttext(labelled, model, epoch=20, thread=1)
+    docs = [*DEFAULT_CASCADE_DOCS, {"id": "science", "text": "The light energy of the function."}]
+    source = write_jsonl(tmp_path / "docs.jsonl", docs)
+    out = tmp_path / "kept.jsonl"
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", out, "--stages", "aoa,fasttext,symbolic",
+        "--fasttext-model", model, "--report", tmp_path / "report.json",
+        "--rejected", tmp_path / "rejected.jsonl",
+    )  # fmt: skip
+    assert code == 0, stderr
+    rows = {row["id"]: row for row in read_jsonl(tmp_path / "rejected.jsonl")}
+    assert (rows["science"]["stage"], rows["science"]["reason"]) == ("fasttext", "fasttext_K12")
+    assert [doc["id"] for doc in read_jsonl(out)] == ["easy"]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [s["stage"] for s in report["stages"]] == ["aoa", "fasttext", "symbolic"]
+    assert report["stages"][1]["in"] == report["stages"][0]["out"]
+    assert report["stages"][2]["in"] == report["stages"][1]["out"]
+    assert report["read"] == report["kept"] + report["dropped"] + report["errored"] == len(docs)
+    assert "3 symbolic" in stdout
+
+
 @pytest.mark.slow  # importing datasets pulls in torch
 def test_hf_streaming_input(tmp_path, capsys, length_stage):
     shard = write_jsonl(tmp_path / "shard.jsonl", [{"text": "short one", "url": "a"}, {"text": "x " * 50}])
