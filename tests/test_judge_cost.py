@@ -69,3 +69,29 @@ def test_cascade_cost_and_comparison():
     assert math.isclose(cascade_cost(stages)["docs"].iloc[-1], FINEWEB_EDU_DOCS)
     with pytest.raises(ValueError, match="unit"):
         cascade_cost([StageRate("x", 1, "tpu", 1.0)])
+
+
+def test_estimate_usage_counts_every_prompt_message():
+    from littlekit.judge.cost import estimate_usage
+    from littlekit.judge.prompts import JudgePrompt
+
+    prompts = [
+        JudgePrompt("a", "s" * 40, user_template="{text}"),
+        JudgePrompt("b", "", user_template="x{text}"),
+    ]
+    usage = estimate_usage(["t" * 8, "t" * 4], prompts, output_tokens_per_answer=10, chars_per_token=4)
+    # chars: prompt a (40 + 8) + (40 + 4) = 92, prompt b (9) + (5) = 14
+    assert usage == {"documents": 2, "calls": 4, "input_tokens": 106 / 4, "output_tokens": 40}
+    with pytest.raises(ValueError):
+        estimate_usage(["t"], prompts, chars_per_token=0)
+
+
+def test_price_table_prices_a_usage():
+    from littlekit.judge.cost import price_table
+
+    prices = {"m": Price(1.0, 10.0, "2026-01-01", "https://example.org")}
+    assert list(price_table()["as_of"]) == [p.as_of for p in DEFAULT_PRICES.values()]
+    table = price_table({"documents": 4, "input_tokens": 2e6, "output_tokens": 1e5}, prices)
+    assert table.loc["m", "usd_total"] == pytest.approx(2.0 + 1.0)
+    assert table.loc["m", "usd_per_document"] == pytest.approx(0.75)
+    assert "usd_total" not in price_table(prices=prices).columns

@@ -95,6 +95,52 @@ def paper_cost_table(n_docs: float = FINEWEB_EDU_DOCS) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["setup", "usd_per_sample", "usd_total"])
 
 
+CHARS_PER_TOKEN = 4.0  # a rough tokenizer: English text averages about four characters a token
+ANSWER_TOKENS = 100  # the answer the prompts ask for: a one-or-two-sentence rationale and a band
+MAX_ANSWER_TOKENS = 1024  # the paper's token cap per judge call (thinking tokens included)
+
+
+def estimate_usage(texts: Iterable[str], prompts: Sequence[Any],
+                   output_tokens_per_answer: float = ANSWER_TOKENS,
+                   chars_per_token: float = CHARS_PER_TOKEN) -> dict[str, float]:
+    """Tokens the judge would use on `texts` before any call is made (no tokenizer needed).
+
+    Input: every prompt's messages for every text (system rubric, template, truncated text),
+    counted as characters / `chars_per_token`. Output: `output_tokens_per_answer` per call.
+    `prompts` are `JudgePrompt`s (anything with `.messages(text)`).
+    """
+    if chars_per_token <= 0 or output_tokens_per_answer < 0:
+        raise ValueError("chars_per_token must be positive and output_tokens_per_answer not negative")
+    documents, chars = 0, 0
+    for text in texts:
+        documents += 1
+        chars += sum(len(m["content"]) for p in prompts for m in p.messages(text))
+    calls = documents * len(prompts)
+    return {"documents": documents, "calls": calls, "input_tokens": chars / chars_per_token,
+            "output_tokens": calls * output_tokens_per_answer}
+
+
+def price_table(usage: Mapping[str, float] | None = None,
+                prices: Mapping[str, Price] | None = None) -> pd.DataFrame:
+    """The price table (USD per million tokens, date, source); with `usage`, what it would cost.
+
+    `usage` has input_tokens, output_tokens and documents (e.g. from `estimate_usage` or
+    `total_usage`); it adds the columns usd_total and usd_per_document.
+    """
+    table = DEFAULT_PRICES if prices is None else prices
+    rows = []
+    for model, price in table.items():
+        row = {"model": model, "input_per_million": price.input_per_million,
+               "output_per_million": price.output_per_million, "as_of": price.as_of,
+               "source": price.source}
+        if usage is not None:
+            usd = usage_cost(usage["input_tokens"], usage["output_tokens"], price)
+            row["usd_total"] = usd
+            row["usd_per_document"] = usd / usage["documents"] if usage["documents"] else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("model")
+
+
 @dataclass(frozen=True)
 class StageRate:
     """A cascade stage's measured throughput and the price of the hardware unit it runs on.
