@@ -62,3 +62,20 @@ def wilson_interval(
     if low.ndim == 0:
         return float(low), float(high)
     return low, high
+
+
+def share_table(
+    frame: pd.DataFrame, by: str | list[str], flag: str, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Per group of `by`: documents `n`, how many have the boolean column `flag` true, their
+    `share` and its Wilson interval (`ci_low`, `ci_high`). For retention tables such as
+    "share kept per band and source"."""
+    if frame[flag].isna().any():
+        raise ValueError(f"column {flag!r} has missing values; decide what they mean before counting")
+    table = frame.groupby(by, observed=True)[flag].agg(n="size", hits="sum")
+    table["hits"] = table["hits"].astype(int)
+    table = table.rename(columns={"hits": flag})
+    table["share"] = table[flag] / table["n"]
+    low, high = wilson_interval(table[flag].to_numpy(), table["n"].to_numpy(), confidence)
+    table["ci_low"], table["ci_high"] = low, high
+    return table

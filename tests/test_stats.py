@@ -78,3 +78,21 @@ def test_wilson_interval_rejects_impossible_counts():
         wilson_interval(11, 10)
     with pytest.raises(ValueError):
         wilson_interval(1, 10, confidence=1.0)
+
+
+def test_share_table_counts_shares_and_intervals():
+    import pandas as pd
+
+    from littlekit.stats import share_table
+
+    frame = pd.DataFrame({"band": ["K5", "K5", "K5", "K8"], "kind": ["a", "a", "b", "a"],
+                          "kept": [True, False, True, False]})
+    table = share_table(frame, "band", "kept")
+    assert table.loc["K5", "n"] == 3 and table.loc["K5", "kept"] == 2
+    assert table.loc["K5", "share"] == pytest.approx(2 / 3)
+    assert (table.loc["K5", "ci_low"], table.loc["K5", "ci_high"]) == pytest.approx(wilson_interval(2, 3))
+    assert table.loc["K8", "share"] == 0.0 and table.loc["K8", "ci_low"] == 0.0
+    two = share_table(frame, ["band", "kind"], "kept")
+    assert two.loc[("K5", "b"), "share"] == 1.0 and len(two) == 3
+    with pytest.raises(ValueError, match="missing"):
+        share_table(frame.assign(kept=[True, None, True, False]), "band", "kept")
