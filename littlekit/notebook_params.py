@@ -81,3 +81,13 @@ def check_path(name: str, value: Any, allow_none: bool = True, must_exist: bool 
     if must_exist and not path.exists():
         raise ParameterError(f"parameter {name} points at {str(path)!r}, which does not exist")
     return path
+
+
+def check_url(name: str, value: Any, allow_none: bool = True) -> str | None:
+    """None (when allowed) or an http(s) URL such as "http://localhost:8000/v1"; trailing '/' dropped."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str) or not re.match(r"^https?://[^\s/]+", value):
+        expected = "an http(s) URL or None" if allow_none else "an http(s) URL"
+        raise _fail(name, expected, value)
+    return value.rstrip("/")

@@ -45,3 +45,13 @@ def test_int_and_choice():
     assert p.check_choice("impute", "fitted", {"published", "fitted", "none"}) == "fitted"
     with pytest.raises(p.ParameterError, match="one of"):
         p.check_choice("impute", "zipf", {"published", "fitted", "none"})
+
+
+def test_url():
+    assert p.check_url("judge_base_url", None) is None
+    assert p.check_url("judge_base_url", "http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1"
+    for bad in ("localhost:8000", "ftp://host", "", 3):
+        with pytest.raises(p.ParameterError, match="judge_base_url must be an http"):
+            p.check_url("judge_base_url", bad)
+    with pytest.raises(p.ParameterError):
+        p.check_url("judge_base_url", None, allow_none=False)
