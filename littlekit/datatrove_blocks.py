@@ -470,7 +470,7 @@ def run_datatrove(
     Slurm: this submits the job array (sbatch) and returns; completed tasks are skipped on resubmit.
     """
     runner = make_executor(pipeline, executor, tasks, workers, logging_dir, **executor_options)
-    check_manifest(runner.logging_dir.path, describe_run(pipeline, tasks))
+    check_manifest(runner.logging_dir, describe_run(pipeline, tasks))
     runner.run()
     return runner
 
@@ -492,19 +492,26 @@ def describe_run(pipeline: Sequence[PipelineStep], tasks: int) -> dict[str, Any]
     return {"tasks": tasks, "pipeline": steps}
 
 
-def check_manifest(logging_dir: str | os.PathLike, manifest: dict[str, Any]) -> None:
-    """Write the run's manifest, or refuse a rerun whose manifest differs from the first run's."""
-    path = Path(logging_dir) / MANIFEST
+def check_manifest(logging_dir, manifest: dict[str, Any]) -> None:
+    """Write the run's manifest, or refuse a rerun whose manifest differs from the first run's.
+
+    `logging_dir`: a path or datatrove DataFolder (local or remote, as the executor's).
+    """
+    from datatrove.io import get_datafolder
+
+    folder = get_datafolder(str(logging_dir) if isinstance(logging_dir, os.PathLike) else logging_dir)
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
-    if path.is_file():
-        if json.loads(path.read_text(encoding="utf-8")) != json.loads(text):
+    if folder.isfile(MANIFEST):
+        with folder.open(MANIFEST, "r") as handle:
+            first = json.load(handle)
+        if first != json.loads(text):
             raise ValueError(
-                f"{logging_dir} holds a run with other settings (see {path}); resuming it with these "
-                "would mix two runs' outputs. Use a new logging_dir, or delete it with the outputs."
+                f"{folder.path} holds a run with other settings (see its {MANIFEST}); resuming it with "
+                "these would mix two runs' outputs. Use a new logging_dir, or delete it with the outputs."
             )
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + "\n", encoding="utf-8")
+    with folder.open(MANIFEST, "w") as handle:
+        handle.write(text + "\n")
 
 
 # --- the report -----------------------------------------------------------------------------------

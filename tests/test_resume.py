@@ -160,3 +160,15 @@ def test_rerun_with_other_settings_is_refused(tmp_path):
     other = build_datatrove_pipeline(tmp_path / "in", tmp_path / "kept", "aoa", options={"max_aoa": 10.0})
     with pytest.raises(ValueError, match="other settings"):
         check_manifest(tmp_path / "logs", describe_run(other, tasks=4))
+
+
+def test_rerunning_a_finished_run_skips_every_task_and_changes_nothing(tmp_path):
+    inp = tmp_path / "input"
+    make_input(inp)
+    work = tmp_path / "run"
+    run_in_process(inp, work, TASKS, workers=1)
+    first = lines(work / "kept") + lines(work / "rejected")
+    stamps = {p: p.stat().st_mtime_ns for p in (work / "kept").iterdir()}
+    run_in_process(inp, work, TASKS, workers=1)
+    assert lines(work / "kept") + lines(work / "rejected") == first
+    assert {p: p.stat().st_mtime_ns for p in (work / "kept").iterdir()} == stamps  # nothing rewritten
