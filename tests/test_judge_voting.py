@@ -32,3 +32,16 @@ def test_bad_mode_and_bad_band_are_errors():
         vote({"a": "K5"}, "plurality")
     with pytest.raises(ValueError, match="unknown band"):
         vote({"a": "K6"})
+
+
+def test_revote_recounts_a_judge_record():
+    from littlekit.judge.voting import revote
+
+    record = {"id": "d1", "band": "K8", "votes": {"language": "K5", "context": "K8", "subject": "K8"},
+              "judge": {"model": "m", "vote": "majority"}, "source": "llm-judge"}
+    unanimous = revote(record, "unanimous")
+    assert unanimous["band"] is None and unanimous["judge"] == {"model": "m", "vote": "unanimous"}
+    assert record["band"] == "K8" and record["judge"]["vote"] == "majority"  # the input is left alone
+    assert revote(unanimous, "majority")["band"] == "K8"
+    with pytest.raises(ValueError, match="not made by the judge"):
+        revote({**record, "judge": None}, "majority")

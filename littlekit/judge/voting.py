@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 from littlekit.grades import BAND_ORDER, check_band
 
@@ -29,3 +30,15 @@ def vote(votes: Mapping[str, str | None], mode: str = "majority") -> str | None:
         return None
     counts = Counter(valid)
     return max(counts, key=lambda band: (counts[band], BAND_ORDER[band]))
+
+
+def revote(record: Mapping[str, Any], mode: str) -> dict[str, Any]:
+    """A judge label record with its band decided again from its votes under `mode`.
+
+    One annotation serves both modes: e.g. majority labels to inspect and unanimous labels to
+    train on, without asking the model twice. `judge.vote` records the new mode.
+    """
+    judge = record.get("judge")
+    if judge is None:
+        raise ValueError(f"label {record.get('id')!r} was not made by the judge; it has no votes to recount")
+    return {**record, "band": vote(record["votes"], mode), "judge": {**judge, "vote": mode}}
