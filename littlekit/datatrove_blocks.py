@@ -514,6 +514,46 @@ def check_manifest(logging_dir, manifest: dict[str, Any]) -> None:
         handle.write(text + "\n")
 
 
+def filter_with_datatrove(
+    inp: str | os.PathLike,
+    out: str | os.PathLike,
+    stages: str | Sequence[str],
+    logging_dir: str | os.PathLike,
+    *,
+    options: StageOptions | Mapping[str, Any] | None = None,
+    rejected_dir: str | os.PathLike | None = None,
+    executor: str = "local",
+    tasks: int = 1,
+    workers: int = -1,
+    text_key: str = "text",
+    id_key: str = "id",
+    input_format: str | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    **executor_options: Any,
+) -> CascadeReport | None:
+    """`littlekit filter` on datatrove: build, run (or submit), and for a run that has finished
+    here (local, ray) return its checked report; None after a Slurm submission."""
+    pipeline = build_datatrove_pipeline(
+        inp,
+        out,
+        stages,
+        text_key,
+        rejected_dir,
+        options=options,
+        id_key=id_key,
+        input_format=input_format,
+        batch_size=batch_size,
+        max_bytes=max_bytes,
+    )
+    run_datatrove(pipeline, executor, tasks, workers, logging_dir, **executor_options)
+    if executor == "slurm":
+        return None
+    report = datatrove_report(logging_dir)
+    report.check()
+    return report
+
+
 # --- the report -----------------------------------------------------------------------------------
 
 

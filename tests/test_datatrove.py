@@ -406,3 +406,15 @@ def test_slurm_submission_script_and_the_pickled_job_that_runs_on_a_node(tmp_pat
     report.check()
     assert report.read == 20 + len(CRAFTED) + len(BAD)
     assert len(read_jsonl_gz(tmp_path / "kept")) == report.kept > 0
+
+
+def test_filter_with_datatrove_returns_the_checked_report_of_a_local_run(tmp_path):
+    from littlekit.datatrove_blocks import filter_with_datatrove
+
+    inp = write_input(tmp_path / "in" / "docs.jsonl", n_demo=10)
+    report = filter_with_datatrove(
+        inp, tmp_path / "kept", "aoa,symbolic", tmp_path / "logs", rejected_dir=tmp_path / "rej", tasks=1
+    )
+    assert report.read == 10 + len(CRAFTED) + len(BAD) and report.errored_by_reason == BAD_REASONS
+    assert len(read_jsonl_gz(tmp_path / "kept")) == report.kept
+    assert len(read_jsonl_gz(tmp_path / "rej")) == report.dropped + report.errored
