@@ -53,6 +53,7 @@ starting position is constant and a 1 MB adversarial string is scanned in millis
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -96,31 +97,48 @@ TERM_TOKEN = (
     r"(?:(?<=\d)\d{0,11}(?:\.\d{1,12})?(?:[ \t]{0,3}[*×·][ \t]{0,3})?[a-z]|(?<=[a-z])[a-z]?)(?![\w])"
 )
 VAR_COEF = r"[abefijnqrtuvwxyz]"  # letters after a coefficient; unit letters c d g h k l m o p s left out
-SUPERSCRIPT_POWER = r"(?:[²³⁴⁵⁶⁷⁸⁹ⁿ]|⁻[¹²³⁴⁵⁶⁷⁸⁹ⁿ])"
 SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+# ¹ and ⁰ may not start a power: after a word they are footnote marks.
+SUPERSCRIPT_POWER = rf"(?:[²³⁴⁵⁶⁷⁸⁹ⁿ]|⁻[¹²³⁴⁵⁶⁷⁸⁹ⁿ])[{SUPERSCRIPT_DIGITS}]{{0,5}}"
 CARET = rf"(?:{SP}\^{SP}|<sup>{SP})"  # ^ or an HTML superscript tag
+CARET_OR_SUPERSCRIPT = rf"(?:{CARET}|(?=[{SUPERSCRIPT_DIGITS}]))"
 AREA_VOLUME_UNIT = r"(?:[mcdk]?m|in|ft|yd|mi)"
 
-# Exemptions, written as look-aheads at the start of an exponent's base.
-NOT_POWER_OF_TEN = (
-    rf"(?!10(?:{CARET}\{{?\d\}}?(?![\d.]|\}})|[{SUPERSCRIPT_DIGITS}](?![{SUPERSCRIPT_DIGITS}])))"
-)
-NOT_UNIT_POWER = rf"(?!{AREA_VOLUME_UNIT}(?:{CARET}\{{?[23](?!\d)|[²³]))"
 NOT_FRACTION_EXPONENT = rf"(?![({{]{SP}1{SP}/)"  # x^(1/3) and x^{1/2} belong to the roots family
 
-# Old books transcribed for Project Gutenberg write superscript abbreviations with a caret
-# (M^r, M^{rs.}, S^t, y^e, w^{ch}, 1^{st}, 2^d), and "T^T" is an emoticon; none is an exponent.
-NOT_TYPESET_ABBREVIATION = (
-    rf"(?!(?:[A-Z]|[yw]){SP}\^{SP}\{{?[a-z]{{1,4}}\.?\}}?(?![\w(])"
-    r"|\d{1,4}\^\{?(?:st|nd|rd|th|d)\}?(?![\w(])"
-    r"|[A-Z]\^[A-Z](?![\w(]))"
-)
+def not_starting_here(pattern: str) -> str:
+    """Placed right after a token's first character: `pattern` does not match from that character.
 
-# An exponent's base: a short symbol, a number or a closing bracket.
+    `(?<!(?=X).)` looks back one character and asks whether X matches from there. It lets a
+    pattern start with a plain character class (fast scanning) and still test an exclusion that
+    is anchored at the start of the token.
+    """
+    return rf"(?<!(?={pattern}).)"
+
+
+SUPERSCRIPT_OR_DIGIT = rf"[\d{SUPERSCRIPT_DIGITS}]"
+# Caret and superscript forms that are not exponents, anchored at the start of the base:
+NOT_EXPONENTS = "|".join(
+    [
+        # area and volume units (cm², m^3, ft³): K-5 measurement, 3.MD.C and 5.MD.C
+        rf"(?:[mcdk]?m|in|ft|yd|mi){CARET_OR_SUPERSCRIPT}\{{?[23²³]\}}?(?!{SUPERSCRIPT_OR_DIGIT}|\.\d)",
+        # powers of ten with a one-digit whole exponent (10^3, 10³, 10^{3}): 5.NBT.A.2
+        rf"10{CARET_OR_SUPERSCRIPT}\{{?{SUPERSCRIPT_OR_DIGIT}\}}?(?!{SUPERSCRIPT_OR_DIGIT}|\.\d)",
+        # superscript abbreviations of books transcribed for Project Gutenberg (M^r, M^{rs.},
+        # S^t, y^e, w^{ch}, 1^{st}, 2^d) and the emoticon T^T
+        rf"(?:[A-Z]|[yw]){SP}\^{SP}\{{?[a-z]{{1,4}}\.?\}}?(?![\w(])",
+        r"\d{1,4}\^\{?(?:st|nd|rd|th|d)\}?(?![\w(])",
+        r"[A-Z]\^[A-Z](?![\w(])",
+    ]
+)
+# An exponent's base: a run of at most three letters that is not the tail of a longer word, a
+# number, or a closing bracket. It starts with one character class (so the scan skips ahead);
+# the look-behinds after that character reject a letter inside a word or a digit inside a
+# number, and the exclusions above.
 EXP_BASE = (
-    rf"(?:(?<![A-Za-z]){NOT_UNIT_POWER}[A-Za-z]{{1,3}}"
-    rf"|{NUM_START}{NOT_POWER_OF_TEN}{NUM}"
-    r"|[)\]}])"
+    r"[A-Za-z0-9)\]}](?<![A-Za-z][A-Za-z])(?<![\w.]\d)"
+    + not_starting_here(NOT_EXPONENTS)
+    + r"(?:(?<=[A-Za-z])[A-Za-z]{0,2}|(?<=\d)\d{0,11}(?:\.\d{1,12})?|(?<=[)\]}]))"
 )
 # An exponent: a number (2, 2n), one letter, a bracketed group, a LaTeX command, or just an
 # opening bracket; never a word ("1 ^ Lesnar" is a wiki citation mark).
@@ -138,13 +156,16 @@ LT = r"(?:<=?|≤|⩽|\\le(?:q|qslant)?(?![A-Za-z])|\\lt(?![A-Za-z]))"
 GT = r"(?:>=?|≥|⩾|\\ge(?:q|qslant)?(?![A-Za-z])|\\gt(?![A-Za-z]))"
 NON_STRICT = r"(?:<=|>=|≤|≥|⩽|⩾|\\[lg]e(?:q|qslant)?(?![A-Za-z]))"
 CHAIN_END = rf"(?:[-−]?{NUM}|[A-Za-z])"
+# The left end of a chain (-3, 2.5, a) at a token start, written to begin with a character class.
+CHAIN_START = (
+    r"[-−\dA-Za-z](?<![\w.<>][-−\dA-Za-z])"
+    r"(?:(?<=[A-Za-z])|(?<=[-−])\d{1,12}(?:\.\d{1,12})?|(?<=\d)\d{0,11}(?:\.\d{1,12})?)"
+)
 CHAIN_MIDDLE = rf"(?:\d{{1,12}})?[A-Za-z]{WORD_END}"
 
 FUNCTION_NAMES = "arcsin|arccos|arctan|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|exp|log|ln"
 
-# Element symbols of the periodic table. The token pattern reads any capital with an optional
-# small letter as a symbol (fast: it starts on a capital or a bracket) and the check looks the
-# symbols up here.
+# Element symbols of the periodic table.
 ELEMENTS = frozenset(
     (
         "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As "
@@ -153,15 +174,37 @@ ELEMENTS = frozenset(
         "Cm Bk Cf Es Fm Md No Lr Rf Db Sg Bh Hs Mt Ds Rg Cn Nh Fl Mc Lv Ts Og"
     ).split()
 )
-ELEMENT_INITIALS = "ABCDEFGHIKLMNOPRSTUVWXYZ"  # no symbol starts with J or Q
-SYMBOL = r"[A-Z][a-z]?"
+
+
+def element_pattern(symbols: Iterable[str]) -> str:
+    """One alternative per initial, e.g. `C[adeflmnorsu]?`, for the given element symbols."""
+    symbols = set(symbols)
+    by_initial: dict[str, set[str]] = {}
+    for symbol in symbols:
+        by_initial.setdefault(symbol[0], set()).update(symbol[1:])
+    parts = []
+    for initial, seconds in sorted(by_initial.items()):
+        if not seconds:
+            parts.append(initial)
+            continue
+        optional = "?" if initial in symbols else ""
+        parts.append(f"{initial}[{''.join(sorted(seconds))}]{optional}")
+    return "(?:" + "|".join(parts) + ")"
+
+
+ELEMENT = element_pattern(ELEMENTS) + "(?![a-z])"  # a whole symbol: "Co", not "C" of "Co"
 COUNT = r"(?:\d{1,3}|[₀-₉]{1,3})"
-GROUP_REST = rf"(?:{SYMBOL}{COUNT}?){{1,8}}+\){COUNT}?"  # after "(": OH)2, SO4)3
-# A token of symbols, counts and groups, not glued to a word or a hyphen (SARS-CoV-2). The
-# first character is matched before the look-behind so that the scan can skip to capitals.
+GROUP_REST = rf"(?:{ELEMENT}{COUNT}?){{1,8}}+\){COUNT}?"  # after "(": OH)2, SO4)3
+FORMULA_UNIT = rf"(?:{ELEMENT}{COUNT}?|\({GROUP_REST})"
+# The first symbol: a capital that starts a token (not glued to a word or a hyphen, as in
+# SARS-CoV-2) and begins an element symbol; written to start with a character class so the
+# scan skips ahead.
+FIRST_SYMBOL = r"[A-IK-PR-Z](?<![\w\-].)" + rf"(?<=(?={ELEMENT}).)[a-z]?"
+# A formula is a group, or a symbol followed by a subscript count or by another unit, so a lone
+# symbol (I, He, In) is never handed to the check.
 FORMULA_TOKEN = (
-    rf"(?:[A-IK-PR-Z](?<![\w\-].)[a-z]?{COUNT}?|\((?<![\w\-].){GROUP_REST})"
-    rf"(?:{SYMBOL}{COUNT}?|\({GROUP_REST}){{0,19}}+{WORD_END}"
+    rf"(?:{FIRST_SYMBOL}(?:[₀-₉]{{1,3}}|\d{{0,3}}{FORMULA_UNIT})|\((?<![\w\-].){GROUP_REST})"
+    rf"{FORMULA_UNIT}{{0,19}}+{WORD_END}"
 )
 
 # Tokens that parse as formulas but are names or codes.
@@ -173,9 +216,10 @@ FORMULA_FIRST = frozenset(
     "H Li Na K Rb Cs Be Mg Ca Sr Ba Al Ga In Sn Pb Fe Cu Zn Ag Au Hg Ni Co Mn Cr Ti Pt Cd".split()
 )
 FORMULA_LAST = frozenset("H C N O F P S Cl Br I Se Te As Sb".split())
-_SYMBOL_COUNT_RE = re.compile(rf"({SYMBOL})({COUNT}?)")
+_SYMBOL_COUNT_RE = re.compile(rf"([A-Z][a-z]?)({COUNT}?)")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_chemical_formula(token: str) -> bool:
     """Whether a token made of element symbols reads as a formula rather than a name or code.
 
@@ -258,28 +302,35 @@ def _rule(
     return Rule(family, name, example, needles, re.compile(pattern, flags), check)
 
 
-COMPARISON_SIGNS = "<>≤≥⩽⩾\\"
+COMPARISON_SIGNS = ("<", ">", "≤", "≥", "⩽", "⩾", "\\le", "\\ge", "\\lt", "\\gt")
+NON_STRICT_SIGNS = ("<=", ">=", "≤", "≥", "⩽", "⩾", "\\le", "\\ge")
+LATEX_ROOT = ("\\sqrt",)
+LATEX_CALCULUS = tuple(
+    "\\" + command
+    for command in "frac dfrac tfrac lim int iint iiint oint sum prod partial infty nabla".split()
+)
+LATEX_FUNCTIONS = tuple("\\" + name for name in "sin cos tan cot sec csc exp log ln arc".split())
 SUPERSCRIPTS = "²³⁴⁵⁶⁷⁸⁹ⁿ⁻"
 
 # fmt: off
 RULES: tuple[Rule, ...] = (
     # --- equations: a coefficient juxtaposed with a variable, two variables, polynomials ------
     _rule("equations", "coefficient_equation", "2x + 3 = 7", "=",
-          rf"{NUM_TOKEN}{VAR_COEF}{WORD_END}{SP}(?:[-+−/]{SP}{NUM}{SP})?={SP}[-−]?\d"),
+          rf"{NUM_TOKEN}{VAR_COEF}{WORD_END}{SP}(?:[-+−/]{SP}{NUM}{SP})?={SP}[-−]?{NUM}"),
     _rule("equations", "coefficient_right_side", "y = 3x + 1", "=",
           rf"=(?<![<>!=]=){SP}{NUM}{VAR_COEF}{WORD_END}(?!{SP}[A-Za-z])"),
     _rule("equations", "two_variable_equation", "ax + by = c", "=",
           rf"{TERM_TOKEN}{SP}{OP}{SP}(?:{NUM}(?:{SP}[*×·]{SP})?|[a-z])?[a-z]{WORD_END}{SP}=",
           check=has_two_variables),
     _rule("equations", "polynomial", "x^2 + 2x", "^" + SUPERSCRIPTS,
-          rf"[a-z](?<![A-Za-z][a-z])(?:{SP}\^{SP}\{{?[2-9]\}}?|[²³⁴⁵⁶⁷⁸⁹]){SP}{OP}{SP}(?:{NUM})?[a-z]{WORD_END}"),
+          rf"[a-z](?<![A-Za-z][a-z]){not_starting_here(NOT_EXPONENTS)}(?:{SP}\^{SP}\{{?[2-9]\}}?|[²³⁴⁵⁶⁷⁸⁹]){SP}{OP}{SP}(?:{NUM})?[a-z]{WORD_END}"),
     _rule("equations", "bracketed_variable_product", "61 = ((5 * d) - 7)", "*×·",
           rf"\({SP}(?:{NUM}{SP}[*×·]{SP}[a-z]|[a-z]{SP}[*×·]{SP}{NUM}){WORD_END}{SP}\)"),
     _rule("equations", "coefficient_times_bracket", "2(x + 3)", "(",
           rf"{NUM_TOKEN}\({SP}[a-z]{SP}{OP}{SP}{NUM}{SP}\)"),
     # --- exponents ----------------------------------------------------------------------------
     _rule("exponents", "caret", "x^2", ("^", "<sup>"),
-          rf"{NOT_TYPESET_ABBREVIATION}{EXP_BASE}{CARET}{NOT_FRACTION_EXPONENT}(?:[-−]{SP})?{EXPONENT}"),
+          rf"{EXP_BASE}{CARET}{NOT_FRACTION_EXPONENT}(?:[-−]{SP})?{EXPONENT}"),
     _rule("exponents", "unicode_superscript", "5³", SUPERSCRIPTS,
           rf"{EXP_BASE}{SUPERSCRIPT_POWER}"),
     _rule("exponents", "double_star", "2**10", ("**",),
@@ -295,8 +346,8 @@ RULES: tuple[Rule, ...] = (
           rf"[ \t]{{1,3}}to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
     # --- roots --------------------------------------------------------------------------------
     _rule("roots", "cube_fourth_root_sign", "∛8", "∛∜", r"[∛∜]"),
-    _rule("roots", "root_sign", "√x", "√", r"√[ \t]?(?:[\d(\[{]|[A-Za-z](?![A-Za-z]{2}))"),
-    _rule("roots", "latex_sqrt", r"\sqrt[3]{x}", "\\", r"\\sqrt(?![A-Za-z])"),
+    _rule("roots", "root_sign", "√x", "√", rf"√[ \t]?(?:{NUM}|[(\[{{]|[A-Za-z]{{1,2}}(?![A-Za-z]))"),
+    _rule("roots", "latex_sqrt", r"\sqrt[3]{x}", LATEX_ROOT, r"\\sqrt(?![A-Za-z])"),
     _rule("roots", "root_function", "cbrt(27)", "(", rf"{word_start('sqrt|cbrt|nthroot')}{SP}\("),
     _rule("roots", "fractional_exponent", "x^{1/3}", ("^", "**", "<sup>"),
           rf"[\w)\]}}](?:{CARET}|\*\*){SP}[({{]{SP}1{SP}/{SP}(?:\d{{1,3}}|[a-z]){SP}[)}}]?"),
@@ -305,16 +356,19 @@ RULES: tuple[Rule, ...] = (
           flags=re.IGNORECASE),
     # --- inequalities -------------------------------------------------------------------------
     _rule("inequalities", "chained_less", "a < x < b", COMPARISON_SIGNS,
-          rf"(?<![\w.<>]){CHAIN_END}{SP}{LT}{SP}{CHAIN_MIDDLE}{SP}{LT}{SP}{CHAIN_END}{WORD_END}"),
+          rf"{CHAIN_START}{SP}{LT}{SP}{CHAIN_MIDDLE}{SP}{LT}{SP}{CHAIN_END}{WORD_END}"),
     _rule("inequalities", "chained_greater", "b > x > a", COMPARISON_SIGNS,
-          rf"(?<![\w.<>]){CHAIN_END}{SP}{GT}{SP}{CHAIN_MIDDLE}{SP}{GT}{SP}{CHAIN_END}{WORD_END}"),
-    _rule("inequalities", "variable_bound", "x ≥ 3", COMPARISON_SIGNS,
-          rf"(?<![\w.])[a-z]{SP}{NON_STRICT}{SP}[-−]?\d|\d{SP}{NON_STRICT}{SP}[a-z]{WORD_END}"
-          rf"|(?<![\w.])[nxyz]{SP}[<>]{SP}[-−]?\d"),
+          rf"{CHAIN_START}{SP}{GT}{SP}{CHAIN_MIDDLE}{SP}{GT}{SP}{CHAIN_END}{WORD_END}"),
+    _rule("inequalities", "variable_at_most", "x ≥ 3", NON_STRICT_SIGNS,
+          rf"[a-z](?<![\w.][a-z]){SP}{NON_STRICT}{SP}[-−]?\d"),
+    _rule("inequalities", "number_at_most_variable", "3 ≤ x", NON_STRICT_SIGNS,
+          rf"\d{SP}{NON_STRICT}{SP}[a-z]{WORD_END}"),
+    _rule("inequalities", "variable_strict", "x > 5", "<>",
+          rf"[nxyz](?<![\w.][nxyz]){SP}[<>]{SP}[-−]?\d"),
     # --- calculus and operators ---------------------------------------------------------------
     _rule("calculus", "operator_symbol", "∑", "∑∫∬∭∮∂∇∞", r"[∑∫∬∭∮∂∇∞]"),
     _rule("calculus", "sigma_outside_greek", "Σ a_i", "Σ", r"Σ(?<![\u0370-\u03ff]Σ)(?![\u0370-\u03ff])"),
-    _rule("calculus", "latex_command", r"\frac{a}{b}", "\\",
+    _rule("calculus", "latex_command", r"\frac{a}{b}", LATEX_CALCULUS,
           r"\\(?:d?frac|tfrac|lim(?:sup|inf)?|i{0,2}int|oint|sum|prod|partial|infty|nabla)(?![A-Za-z])"),
     _rule("calculus", "derivative", "dy/dx", "/",
           r"d(?<![\w/]d)(?:\^?[2-9]|[²³])?[A-Za-z]?/d[a-z](?:\^?[2-9]|[²³])?(?![\w])"),
@@ -324,11 +378,12 @@ RULES: tuple[Rule, ...] = (
     _rule("functions", "f_of_x", "f(x)", "(", rf"[fgh](?<!\w[fgh]) ?\({SP}[xyz]{SP}[,)]"),
     _rule("functions", "f_of_x_words", "f of x", (" of ",), r"[fgh](?<!\w[fgh]) of [xyz]\b"),
     _rule("functions", "named_function", "sin(x)", "(",
-          rf"{word_start(FUNCTION_NAMES)}(?:_?\d{{1,2}}|[₀-₉]{{1,2}}|_\{{\d{{1,2}}\}})?\((?!e?s\))"),
-    _rule("functions", "latex_function", r"\log x", "\\", rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
+          rf"{word_start(FUNCTION_NAMES)}(?:_?\d{{1,2}}|[₀-₉]{{1,2}}|_\{{\d{{1,2}}\}})?\((?!(?:s|[a-z]{{2,}})\))"),
+    _rule("functions", "latex_function", r"\log x", LATEX_FUNCTIONS, rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
     _rule("functions", "trig_of_angle", "cos θ", "θφαβγπ", rf"{word_start('sin|cos|tan')}[ \t]?[θφαβγπ]"),
     # --- chemical formulas --------------------------------------------------------------------
-    _rule("chemical_formulas", "formula", "H2O", ELEMENT_INITIALS, FORMULA_TOKEN, check=is_chemical_formula),
+    _rule("chemical_formulas", "formula", "H2O", "ABCDEFGHIKLMNOPRSTUVWXYZ", FORMULA_TOKEN,
+          check=is_chemical_formula),
 )
 # fmt: on
 

@@ -1,0 +1,289 @@
+"""Stage 4 (symbolic notation): Table 3's families in unicode, LaTeX and text forms, K-5
+arithmetic that must pass, the borderline choices of the module docstring, the stage API,
+linear time on 1 MB adversarial strings, and hit rates on the embedded MathCAMPS and GSM8K."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+
+import pytest
+
+from littlekit import config
+from littlekit.stages.symbolic import (
+    FAMILIES,
+    MAX_MATCH_CHARS,
+    RULES,
+    SymbolicStage,
+    first_match,
+    is_chemical_formula,
+    match_all,
+)
+
+STAGE = SymbolicStage()
+
+
+def family_of(text: str) -> str | None:
+    return STAGE.score(text)["family"]
+
+
+# Table 3's examples (and the released filter's extra families), each in the forms that occur.
+POSITIVES = {
+    "equations": [
+        "2x + 3 = 7", "Solve 2x + 3 = 7 for x.", "$2x + 3 = 7$", "3n - 4 = 11", "2x = 8", "5 = 2x - 1",
+        "ax + by = c", "x + y = 10", "a + b = b + a", "4 * b + 44 * m = 180", "50c + 12f = 92",
+        "x^2 + 2x", "x² + 2x", "$x^{2} + 2x$", "x^2 - x", "y = 3x + 1", "y = 3x.", "2(x + 3) = 10",
+        "61 = ((5 * d) - 7)", "3x + 2x = 5x",
+    ],
+    "exponents": [
+        "x^2", "x²", "x^n", "xⁿ", "5³", "5^3", "$x^{n}$", "x^{-1}", "x⁻¹", "x^-2", "2^-3", "2**10",
+        "x ** 2", "x**n", "(a+b)^2", "x^(n+1)", "e^{i\\pi}", "a^b", "2^n", "A^2", "x<sup>2</sup>",
+        "x squared", "5 cubed", "2 to the power of 5", "x to the 4th power", "3 to the third power",
+        "5 is raised to the power of 2", "10^-3", "10^12", "10⁻³", "E = mc^2",
+    ],
+    "roots": [
+        "√x", "ⁿ√x", "√(x+1)", "√ 16", "√25 = 5", "∛8", "∜16", "\\sqrt{x}", "\\sqrt[3]{x}", "\\sqrt2",
+        "cbrt(27)", "sqrt(2)", "Math.sqrt(x)", "x^{1/3}", "x^(1/2)", "x^{1/n}", "8**(1/3)",
+        "the cube root of 27", "the square root of x", "Find the Square Root.", "the nth root",
+    ],
+    "inequalities": [
+        "a < x < b", "a ≤ x ≤ b", "0 < x < 1", "b > x > a", "1 ≥ y ≥ 0", "a \\le x \\le b",
+        "a \\leq x \\leq b", "-3 <= x <= 3", "0 < 2x < 10", "x ≥ 3", "x \\geq 0", "3 ≤ x", "y >= 2",
+        "n > 5", "x < -1",
+    ],
+    "calculus": [
+        "∑", "Σ a_i", "∫ f", "∂f", "∞", "∬", "∇f", "\\frac{a}{b}", "\\lim", "\\int_0^1", "\\sum_{i=1} a_i",
+        "\\partial", "\\infty", "d/dx", "dy/dx", "df/dt", "lim x→0", "lim_{x \\to 0}",
+        "lim (x -> 0)",
+    ],
+    "functions": [
+        "f(x)", "g(y)", "h(z)", "f (x)", "f(x, y)", "Let f(x) = 7.", "f of x", "sin(x)", "cos(θ)",
+        "tan(45°)", "log(100)", "ln(x)", "exp(-x)", "arcsin(0.5)", "sinh(x)", "asin(x)", "log_2(8)",
+        "log₂(8)", "log10(x)", "\\sin x", "\\log n", "\\ln 2", "cos θ",
+    ],
+    "chemical_formulas": [
+        "H2O", "CO2", "NaCl", "C6H12O6", "H₂O", "CO₂", "Ca(OH)2", "(NH4)2SO4", "KCl", "NaOH",
+        "CaCO3", "H2SO4", "O₂", "CCl4", "Al2(SO4)3", "water (H2O).", "CO2-rich air", "HCl", "GaAs",
+    ],
+}
+
+# Ordinary K-5 mathematics and prose that no rule may match.
+K5_NEGATIVES = [
+    "8 + 6 = 14", "3 × 4 = 12", "1/2 of 10", "$3.50", "10:30", "2nd grade", "3 + ? = 7", "12 - 5 = 7",
+    "5 < 8", "3 > 2", "4 x 3 = 12", "3x4=12", "__ + 4 = 9", "x = 5", "n + 3 = 7", "4 × n = 24",
+    "2 × n + 3 = 11", "n + n = 8", "1st, 2nd, 3rd", "Chapter 3: Life", "Room 101", "5:45 p.m.",
+    "$12.75", "50%", "3/4/2020", "555-123-4567", "(555) 123-4567", "21-14", "A+ grade", "Vitamin C",
+    "Type 2", "COVID-19", "MP3", "4x4 truck", "2x faster", "Speed = 2x as much", "Section 2(a)",
+    "f (stop)", "page 12 (see figure 3)", "3 < 5 < 8", "(1 / 8) _ (4 / 1)", "(<, >, or =)",
+    "Fill in the blank with <, >, or =.", "3 × (4 + 5) = 27", "(8 + 2) × 3", "0.5 + 0.25 = 0.75",
+    "2 1/2 cups", "I <3 my dog", "Plan A + Plan B = success",
+]
+
+UNIT_AND_POWER_OF_TEN_NEGATIVES = [
+    # area and volume units are K-5 measurement (3.MD.C, 5.MD.C), not exponents
+    "54.58 cm²", "5 m²", "12 m^2", "1000 mm^3", "20 in²", "3 ft³", "4 km² of forest", "6 yd^2",
+    # a number with a unit letter is not a coefficient
+    "5m = 500 cm", "1m = 100cm", "483g of sugar", "3h + 2h = 5h", "5m + 3m = 8m", "5p + 3p = 8p",
+    # powers of ten with a one-digit whole exponent are grade 5 (5.NBT.A.2)
+    "10^3", "10³", "10^{3}", "2.5 × 10^3", "10 to the third power", "10 raised to the power of 3",
+    "10 squared", "10<sup>2</sup>",
+]
+
+TYPESETTING_NEGATIVES = [
+    "M^r. Bennet", "M^{rs.} Bennet", "y^e King", "w^{ch} was", "the 1^{st} of May", "the 2^d day",
+    "S^t Paul", "T^T so sad", "**Note:** read this", "***START**THE SMALL PRINT", "text[^1]",
+    "Washington² said", "1 ^ Lesnar 's reign", "^_^", "the sin(s) of the father",
+    "a reading log (see page 3)", "tan(ned) skin", "√ Done", "√Done", "the root of the plant",
+    "ΣΧ fraternity", "ΑΣΦ",
+]
+
+FORMULA_NEGATIVES = [
+    "USA", "NASA", "TV", "OK", "I", "A1", "CO", "NO", "HI", "IV", "UFOs", "PCs", "(ICTs)", "McK",
+    "HeLa", "LuPS", "CoV", "GaGa", "NaN", "W3C", "PC2", "NW25", "UC83", "PS4", "Y2K", "B2B", "P2P",
+    "H1N1", "H5N8", "(H3N2)", "K12", "K5", "B12", "N95", "V8", "O2", "C3PO", "SARS-CoV-2",
+    "VO2 max", "KOH", "Hello", "The", "In", "He", "CNN", "FBI",
+]
+
+
+@pytest.mark.parametrize(
+    ("family", "text"), [(family, text) for family, texts in POSITIVES.items() for text in texts]
+)
+def test_table_3_notation_is_found_in_its_family(family, text):
+    assert family_of(text) == family, (text, STAGE.score(text))
+
+
+def test_every_family_has_positives_and_rules():
+    assert set(POSITIVES) == set(FAMILIES)
+    assert {rule.family for rule in RULES} == set(FAMILIES)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_each_rule_matches_its_example_and_the_example_lands_in_its_family(rule):
+    assert list(rule.finditer(rule.example)), rule.example
+    assert family_of(rule.example) == rule.family
+
+
+@pytest.mark.parametrize(
+    "text", K5_NEGATIVES + UNIT_AND_POWER_OF_TEN_NEGATIVES + TYPESETTING_NEGATIVES + FORMULA_NEGATIVES
+)
+def test_k5_arithmetic_units_prose_and_names_are_kept(text):
+    assert STAGE.score(text) == {"family": None, "match": None}
+    assert STAGE(text).keep
+
+
+@pytest.mark.parametrize("token", ["H2O", "CO2", "NaCl", "C6H12O6", "H₂O", "Ca(OH)2", "O₂", "KBr"])
+def test_is_chemical_formula_accepts_formulas(token):
+    assert is_chemical_formula(token)
+
+
+@pytest.mark.parametrize("token", ["McK", "HeLa", "W3C", "PS4", "H1N1", "H5N8", "K12", "UFOs", "GaGa", "Xx2"])
+def test_is_chemical_formula_rejects_names_and_codes(token):
+    assert not is_chemical_formula(token)
+
+
+def test_powers_of_ten_pass_but_other_powers_of_ten_forms_do_not():
+    assert family_of("Write 1,000 as 10^3.") is None
+    assert family_of("3.2 × 10^-4 m") == "exponents"  # negative exponent: grade 8 scientific notation
+    assert family_of("6.02 × 10^23") == "exponents"  # beyond a one-digit whole exponent
+    assert family_of("100^2") == "exponents"
+
+
+def test_score_reports_the_first_family_in_table_order_with_its_match():
+    text = "Water is H2O. If f(x) = x^2 + 2x then f(3) = 15, and √16 = 4."
+    assert STAGE.score(text) == {"family": "equations", "match": "x^2 + 2x"}
+    only_later = SymbolicStage(families=["roots", "chemical_formulas"])
+    assert only_later.score(text) == {"family": "roots", "match": "√16"}
+
+
+def test_a_long_match_is_truncated():
+    token = "(C10H10C10H10C10H10C10H10)10" * 3  # one 84-character formula
+    assert STAGE.score(f"It is {token}.") == {"family": "chemical_formulas", "match": token[:MAX_MATCH_CHARS]}
+    assert match_all(token)["chemical_formulas"] == [token[:MAX_MATCH_CHARS]]
+
+
+def test_decide_drops_with_family_reason_and_keeps_clean_text():
+    dropped = STAGE("The area is x² square units.")
+    assert (dropped.keep, dropped.reason) == (False, "symbolic_exponents")
+    assert dropped.scores == {"family": "exponents", "match": "x²"}
+    kept = STAGE("Sam has 8 apples and eats 3. How many are left? 8 - 3 = 5.")
+    assert (kept.keep, kept.reason) == (True, None)
+    assert kept.scores == {"family": None, "match": None}
+    for family in FAMILIES:
+        example = POSITIVES[family][0]
+        assert STAGE(example).reason == f"symbolic_{family}"
+
+
+def test_families_option_restricts_and_validates():
+    assert SymbolicStage(families=["roots"]).score("2x + 3 = 7")["family"] is None
+    assert SymbolicStage(families=["equations"]).score("2x + 3 = 7")["family"] == "equations"
+    with pytest.raises(ValueError, match="unknown symbolic families \\['exponent'\\]"):
+        SymbolicStage(families=["exponent"])
+    assert SymbolicStage.name == "symbolic"
+
+
+def test_match_all_lists_every_match_per_family():
+    text = "x^2 and y^3, CO2 and H2O, sin(x), 8 + 6 = 14"
+    found = match_all(text)
+    assert list(found) == list(FAMILIES)
+    assert found["exponents"] == ["x^2", "y^3"]
+    assert found["chemical_formulas"] == ["CO2", "H2O"]
+    assert found["functions"] == ["sin("]
+    assert found["equations"] == found["roots"] == found["inequalities"] == found["calculus"] == []
+    assert list(match_all(text, families=["roots", "functions"])) == ["roots", "functions"]
+    # a text can hold several families; score names the first in table order
+    second_derivative = match_all("d²y/dx²")
+    assert second_derivative["exponents"] == ["d²", "dx²"] and second_derivative["calculus"] == ["d²y/dx²"]
+    assert match_all("Sam has 3 cats.") == {family: [] for family in FAMILIES}
+
+
+def test_first_match_agrees_with_score():
+    for texts in POSITIVES.values():
+        for text in texts:
+            found = first_match(text)
+            assert found is not None and found == (STAGE.score(text)["family"], STAGE.score(text)["match"])
+    assert first_match("Sam has 3 cats.") is None
+
+
+ALGEBRA_LESSON = """Solving two-step equations
+To solve 3x + 5 = 20, first subtract 5 from both sides to get 3x = 15. Then divide both sides
+by 3, so x = 5. Check: 3(5) + 5 = 20."""
+CHEMISTRY_NOTE = """Photosynthesis turns carbon dioxide and water into sugar: 6CO2 + 6H2O becomes
+C6H12O6 and oxygen."""
+K5_LESSON = """Adding two-digit numbers
+Maria has 24 stickers. Her brother gives her 13 more. How many stickers does she have now?
+Line up the tens and the ones: 24 + 13 = 37. Maria has 37 stickers.
+Now compare: is 37 > 30? Yes! Write 37 > 30. Use <, > or = to compare 45 and 54: 45 < 54.
+At 10:30 a.m. the class measured a rectangle 5 cm by 3 cm. Its area is 15 cm².
+Grade 5 challenge: 10^3 = 1,000 and 4 × 10^2 = 400. What is 10³ ÷ 10?"""
+K5_STORY = """Chapter 3: The Big Race
+On Saturday, Mia and her dog Max ran in the park. Max ran 2x faster than Mia! They stopped at
+Room 101 of the library at 5:45 p.m. to return a book about Vitamin C, and Mia paid $1.50.
+"OK," said Mr. Lee, "see page 12 (see figure 3)." The score was 21-14."""
+
+
+def test_realistic_documents():
+    assert family_of(ALGEBRA_LESSON) == "equations"
+    assert match_all(ALGEBRA_LESSON)["equations"] == ["3x + 5 = 20", "3x = 15"]
+    assert family_of(CHEMISTRY_NOTE) == "chemical_formulas"
+    assert family_of(K5_LESSON) is None
+    assert family_of(K5_STORY) is None
+
+
+MEGABYTE = 1_000_000
+ADVERSARIAL_UNITS = [
+    "x^", "a<", "a < ", "(", "2x+", "2x + ", "f(x", "1", "1 ", " ", "√", "H2O", "(H2O", "ab1", "CaCl",
+    "1.", "10^", "x^{", "x**", "= 2x", "a + b ", "sin(", "x ≤ ", "4 * b + ", "Na", "x²", "dy/d", "lim ",
+    "5 squared ", "ABCDEFGH", "\\", "the cat sat on the mat and 8 + 6 = 14. ", "Ca(OH", "-3 <= ", "M^r ",
+    "1^{st} ", "10^3 ", "<sup>", "\\le", "x^(1/", "iDc~9^GY", "T",
+]
+
+
+# CPU time of this process, so that other work on the machine does not make the bound flaky;
+# catastrophic backtracking on 1 MB would take minutes, linear scanning takes milliseconds.
+@pytest.mark.parametrize("unit", ADVERSARIAL_UNITS)
+def test_a_megabyte_of_adversarial_text_is_scored_in_linear_time(unit):
+    text = unit * (MEGABYTE // len(unit))
+    start = time.process_time()
+    STAGE.score(text)
+    assert time.process_time() - start < 1.0
+
+
+@pytest.mark.parametrize(
+    "unit", ["(", "1 ", " ", "√", "ab1", "CaCl", "f(x", "dy/d", "ABCDEFGH", "M^r ", "10^3 "]
+)
+def test_a_megabyte_without_notation_is_fully_listed_in_linear_time(unit):
+    text = unit * (MEGABYTE // len(unit))
+    start = time.process_time()
+    found = match_all(text)
+    assert time.process_time() - start < 1.0
+    assert not any(found.values())
+
+
+def _grade(standard: str) -> str:
+    return standard.split(".")[0]
+
+
+def test_mathcamps_k5_is_kept_and_algebra_is_dropped():
+    path = config.data_path("mathcamps/mathcamps.jsonl")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    hits, totals = Counter(), Counter()
+    for row in rows:
+        grade = _grade(row["standard"])
+        totals[grade] += 1
+        hits[grade] += STAGE.score(row["statement"])["family"] is not None
+    k5 = [grade for grade in totals if grade in {"K", "1", "2", "3", "4", "5"}]
+    assert len(k5) == 6 and sum(totals[grade] for grade in k5) > 5000
+    assert sum(hits[grade] for grade in k5) == 0  # every K-5 statement passes
+    # 6.EE.A.1 (whole-number exponents) and 8.EE.C.7/8 (linear equations) are found
+    assert hits["6"] / totals["6"] > 0.15 and hits["8"] / totals["8"] > 0.4
+
+
+def test_gsm8k_questions_pass_and_algebraic_solutions_are_found():
+    path = config.data_path("gsm8k/test.jsonl")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) > 1000
+    assert sum(STAGE.score(row["question"])["family"] is not None for row in rows) == 0
+    answer_hits = [STAGE.score(row["answer"]) for row in rows]
+    rate = sum(hit["family"] is not None for hit in answer_hits) / len(rows)
+    assert 0.005 < rate < 0.05  # the few solutions that set up an equation such as 2x + 10 = 40
