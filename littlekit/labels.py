@@ -94,7 +94,13 @@ def write_label_file(labels: pd.DataFrame, path: str | os.PathLike) -> int:
         record["votes"] = record.get("votes") or {}
         if isinstance(record.get("judge"), float):  # NaN from a frame built without judge info
             record["judge"] = None
+        if _missing(record.get("band")):  # pandas turns a None band into NaN in a str column
+            record["band"] = None
     return write_labels(records, path)
+
+
+def _missing(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def load_labels(

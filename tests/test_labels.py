@@ -121,6 +121,16 @@ def test_written_labels_read_back_with_the_judges_reader(default_labels, tmp_pat
     pd.testing.assert_frame_equal(load_labels(path), sample)
 
 
+def test_a_frame_of_judge_labels_keeps_null_bands_null(tmp_path):
+    # a frame of judge records: pandas stores the None band of an unlabelled one as NaN
+    frame = pd.DataFrame(judge_records({"a": ("The cat sat.", "K5"), "b": ("Entropy rises.", None)}))
+    frame["text"] = ["The cat sat.", "Entropy rises."]
+    path = tmp_path / "labels.jsonl"
+    assert write_label_file(frame, path) == 2
+    assert [r["band"] for r in read_labels(path)] == ["K5", None]
+    assert load_labels(path)["id"].tolist() == ["a"]
+
+
 def judge_records(texts: dict[str, str | None]) -> list[dict]:
     judge = {"model": "m", "prompt_versions": {}, "vote": "majority", "usage": {}, "errors": {}}
     return [
