@@ -12,13 +12,17 @@ import pytest
 
 from littlekit import config
 from littlekit.stages.symbolic import (
+    ADVERSARIAL_UNITS,
     FAMILIES,
     MAX_MATCH_CHARS,
     RULES,
     SymbolicStage,
+    adversarial_inputs,
+    adversarial_text,
     first_match,
     is_chemical_formula,
     match_all,
+    match_spans,
 )
 
 STAGE = SymbolicStage()
@@ -231,19 +235,13 @@ def test_realistic_documents():
 
 
 MEGABYTE = 1_000_000
-ADVERSARIAL_UNITS = [
-    "x^", "a<", "a < ", "(", "2x+", "2x + ", "f(x", "1", "1 ", " ", "√", "H2O", "(H2O", "ab1", "CaCl",
-    "1.", "10^", "x^{", "x**", "= 2x", "a + b ", "sin(", "x ≤ ", "4 * b + ", "Na", "x²", "dy/d", "lim ",
-    "5 squared ", "ABCDEFGH", "\\", "the cat sat on the mat and 8 + 6 = 14. ", "Ca(OH", "-3 <= ", "M^r ",
-    "1^{st} ", "10^3 ", "<sup>", "\\le", "x^(1/", "iDc~9^GY", "T",
-]
 
 
 # CPU time of this process, so that other work on the machine does not make the bound flaky;
 # catastrophic backtracking on 1 MB would take minutes, linear scanning takes milliseconds.
 @pytest.mark.parametrize("unit", ADVERSARIAL_UNITS)
 def test_a_megabyte_of_adversarial_text_is_scored_in_linear_time(unit):
-    text = unit * (MEGABYTE // len(unit))
+    text = adversarial_text(unit, MEGABYTE)
     start = time.process_time()
     STAGE.score(text)
     assert time.process_time() - start < 1.0
@@ -253,11 +251,37 @@ def test_a_megabyte_of_adversarial_text_is_scored_in_linear_time(unit):
     "unit", ["(", "1 ", " ", "√", "ab1", "CaCl", "f(x", "dy/d", "ABCDEFGH", "M^r ", "10^3 "]
 )
 def test_a_megabyte_without_notation_is_fully_listed_in_linear_time(unit):
-    text = unit * (MEGABYTE // len(unit))
+    text = adversarial_text(unit, MEGABYTE)
     start = time.process_time()
     found = match_all(text)
     assert time.process_time() - start < 1.0
     assert not any(found.values())
+
+
+def test_adversarial_inputs_are_whole_repeats_of_every_unit():
+    inputs = adversarial_inputs(1_000)
+    assert list(inputs) == list(ADVERSARIAL_UNITS)
+    for unit, text in inputs.items():
+        assert len(text) == 1_000 // len(unit) * len(unit) and text == unit * (len(text) // len(unit))
+    with pytest.raises(ValueError):
+        adversarial_text("", 10)
+
+
+def test_match_spans_give_offsets_in_table_order_and_agree_with_score():
+    text = "Water is H2O. Solve 2x + 3 = 7 and x^2 then 3x = 9."
+    spans = match_spans(text)
+    assert all(text[span.start : span.end] == span.text for span in spans)
+    assert (spans[0].family, spans[0].text) == (STAGE.score(text)["family"], STAGE.score(text)["match"])
+    assert [span.family for span in spans] == sorted((span.family for span in spans), key=FAMILIES.index)
+    equations = [span.text for span in spans if span.rule == "coefficient_equation"]
+    assert equations == ["2x + 3 = 7", "3x = 9"]
+    assert {span.family: [] for span in spans} | {
+        family: [span.text for span in spans if span.family == family] for family in FAMILIES
+    } == match_all(text)
+    assert match_spans("Sam has 3 cats.") == []
+    assert {span.family for span in match_spans(text, families=["chemical_formulas"])} == {
+        "chemical_formulas"
+    }
 
 
 def _grade(standard: str) -> str:

@@ -7,7 +7,8 @@ table, `RULES`, of (family, name, example, gate, pattern) entries over the seven
 inequalities, calculus/operators, functions) and the released filter's chemical formulas, in
 unicode, LaTeX and plain-text spellings. Score, then threshold: `score` reports the first
 family (in `FAMILIES` order) with a match and the matched text (at most 80 characters);
-`decide` drops with reason `symbolic_<family>`. `match_all` lists every match per family.
+`decide` drops with reason `symbolic_<family>`. `match_all` lists every match per family,
+`match_spans` every match with its rule and offsets.
 
 What counts as K-5 and is therefore never matched (each choice is tested):
 
@@ -61,6 +62,7 @@ look-behinds placed after that first character), every repeat that could meet it
 bounded (`{0,3}` spaces, `{1,12}` digits) or possessive, and a cheap substring test (`needs`)
 skips patterns whose key character is absent. The work per position is constant, so a 1 MB
 adversarial string costs tens to a few hundred milliseconds of CPU, never more.
+`adversarial_inputs(size)` builds the strings the tests, the benchmark and chapter 5 time.
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ EXPONENT = (
 # After "**": a number, a single letter or a bracket, so markdown bold ("**THE") is not a power.
 CODE_EXPONENT = r"(?:\d{1,12}(?![A-Za-z])|[A-Za-z](?![A-Za-z])|\([^()\n]{0,30}\)|\()"
 ORDINAL_POWER = (
-    r"(?:\d{1,3}(?:st|nd|rd|th)|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|nth|[a-z])"
+    r"(?:\d{1,3}(?:st|nd|rd|th)|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|nth)"
 )
 
 LT = r"(?:<=?|≤|⩽|\\le(?:q|qslant)?(?![A-Za-z])|\\lt(?![A-Za-z]))"
@@ -280,8 +282,8 @@ class Rule:
     """One pattern of the filter: its family, a name, an example it must match, and a gate.
 
     `needs` lists strings of which at least one must occur in a text for the pattern to have a
-    chance; the (fast, C-level) substring test skips most patterns on most documents. An empty
-    `needs` means always run the pattern. `check`, when set, must accept the matched text.
+    chance; `gate`, one compiled search for any of them, skips most patterns on most documents.
+    Empty `needs` means always run the pattern. `check`, when set, must accept the matched text.
     """
 
     family: str
@@ -290,10 +292,11 @@ class Rule:
     needs: tuple[str, ...]
     pattern: re.Pattern[str]
     check: Callable[[str], bool] | None = None
+    gate: re.Pattern[str] | None = None
 
     def finditer(self, text: str) -> Iterator[str]:
         """Every accepted match of this rule in text."""
-        if self.needs and not any(needle in text for needle in self.needs):
+        if self.gate is not None and self.gate.search(text) is None:
             return
         for found in self.pattern.finditer(text):
             matched = found.group(0)
@@ -311,9 +314,11 @@ def _rule(
     flags: int = 0,
 ) -> Rule:
     needles = tuple(needs) if isinstance(needs, str) else needs  # a str gate: any one of its characters
-    return Rule(family, name, example, needles, re.compile(pattern, flags), check)
+    gate = re.compile("|".join(map(re.escape, needles))) if needles else None
+    return Rule(family, name, example, needles, re.compile(pattern, flags), check, gate)
 
 
+POWER_PHRASES = ("to the power", "th power", "st power", "nd power", "rd power")  # "third power"
 COMPARISON_SIGNS = ("<", ">", "≤", "≥", "⩽", "⩾", "\\le", "\\ge", "\\lt", "\\gt")
 NON_STRICT_SIGNS = ("<=", ">=", "≤", "≥", "⩽", "⩾", "\\le", "\\ge")
 LATEX_ROOT = ("\\sqrt",)
@@ -350,10 +355,10 @@ RULES: tuple[Rule, ...] = (
           rf"|[ \t]{{1,3}}\*\*[ \t]{{1,3}}[-−]?\d{{1,12}})"),
     _rule("exponents", "squared_cubed_words", "x squared", ("squared", "cubed"),
           rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:squared|cubed)\b"),
-    _rule("exponents", "power_words", "2 to the power of 5", ("power",),
+    _rule("exponents", "power_words", "2 to the power of 5", POWER_PHRASES,
           rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:raised[ \t]{{1,3}})?"
           rf"to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power[ \t]{{1,3}}of\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
-    _rule("exponents", "raised_to_power", "5 is raised to the power of 2", ("raised",),
+    _rule("exponents", "raised_to_power", "5 is raised to the power of 2", POWER_PHRASES,
           rf"{word_start('raised')}(?<!\b10 raised)(?<!\b10 is raised)"
           rf"[ \t]{{1,3}}to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
     # --- roots --------------------------------------------------------------------------------
@@ -363,7 +368,7 @@ RULES: tuple[Rule, ...] = (
     _rule("roots", "root_function", "cbrt(27)", "(", rf"{word_start('sqrt|cbrt|nthroot')}{SP}\("),
     _rule("roots", "fractional_exponent", "x^{1/3}", ("^", "**", "<sup>"),
           rf"[\w)\]}}](?:{CARET}|\*\*){SP}[({{]{SP}1{SP}/{SP}(?:\d{{1,3}}|[a-z]){SP}[)}}]?"),
-    _rule("roots", "root_words", "the square root of x", ("oot", "OOT"),
+    _rule("roots", "root_words", "the square root of x", ("root", "Root", "ROOT"),
           r"\b(?:square|cube|fourth|fifth|nth|n-th|\d{1,2}(?:st|nd|rd|th))[ \t-]{1,3}roots?\b",
           flags=re.IGNORECASE),
     # --- inequalities -------------------------------------------------------------------------
@@ -388,7 +393,7 @@ RULES: tuple[Rule, ...] = (
           rf"{word_start('lim')}(?:_|{SP}\(?{SP}[a-z]{SP}(?:→|->|\\to\b))"),
     # --- functions ----------------------------------------------------------------------------
     _rule("functions", "f_of_x", "f(x)", "(", rf"[fgh](?<!\w[fgh]) ?\({SP}[xyz]{SP}[,)]"),
-    _rule("functions", "f_of_x_words", "f of x", (" of ",), r"[fgh](?<!\w[fgh]) of [xyz]\b"),
+    _rule("functions", "f_of_x_words", "f of x", (" of x", " of y", " of z"), r"[fgh](?<!\w[fgh]) of [xyz]\b"),
     _rule("functions", "named_function", "sin(x)", "(",
           rf"{word_start(FUNCTION_NAMES)}(?:_?\d{{1,2}}|[₀-₉]{{1,2}}|_\{{\d{{1,2}}\}})?\((?!(?:s|[a-z]{{2,}})\))"),
     _rule("functions", "latex_function", r"\log x", LATEX_FUNCTIONS, rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
@@ -431,6 +436,54 @@ def match_all(text: str, families: Iterable[str] | None = None) -> dict[str, lis
     for rule in rules:
         found[rule.family].extend(_clip(matched) for matched in rule.finditer(text))
     return found
+
+
+@dataclass(frozen=True)
+class Span:
+    """One match in a text: the rule's family and name, offsets [start, end), the matched text."""
+
+    family: str
+    rule: str
+    start: int
+    end: int
+    text: str
+
+
+def match_spans(text: str, families: Iterable[str] | None = None) -> list[Span]:
+    """Every match with its offsets, rule by rule in table order, each rule's in text order.
+
+    The first span is the stage's verdict (`score`'s family and, clipped, its match); notebooks
+    use the offsets to show a match in its context.
+    """
+    return [
+        Span(rule.family, rule.name, found.start(), found.end(), found.group(0))
+        for rule in _rules_for(families)
+        for found in rule.matches(text)
+    ]
+
+
+# Fragments that start many partial matches of the patterns (a caret with no exponent, an open
+# bracket, half a formula, a chain of comparisons ...). Repeated to a megabyte they are the
+# linear-time check of the unit tests, the benchmark and chapter 5: a pattern that backtracks
+# over what it has already scanned would take seconds to minutes on one of them.
+ADVERSARIAL_UNITS: tuple[str, ...] = (
+    "x^", "a<", "a < ", "(", "2x+", "2x + ", "f(x", "1", "1 ", " ", "√", "H2O", "(H2O", "ab1", "CaCl",
+    "1.", "10^", "x^{", "x**", "= 2x", "a + b ", "sin(", "x ≤ ", "4 * b + ", "Na", "x²", "dy/d", "lim ",
+    "5 squared ", "ABCDEFGH", "\\", "the cat sat on the mat and 8 + 6 = 14. ", "Ca(OH", "-3 <= ", "M^r ",
+    "1^{st} ", "10^3 ", "<sup>", "\\le", "x^(1/", "iDc~9^GY", "T",
+)  # fmt: skip
+
+
+def adversarial_text(unit: str, size: int = 1_000_000) -> str:
+    """`unit` repeated to at most `size` characters (whole repeats only)."""
+    if not unit:
+        raise ValueError("unit must not be empty")
+    return unit * (size // len(unit))
+
+
+def adversarial_inputs(size: int = 1_000_000) -> dict[str, str]:
+    """Every fragment of ADVERSARIAL_UNITS repeated to `size` characters, keyed by the fragment."""
+    return {unit: adversarial_text(unit, size) for unit in ADVERSARIAL_UNITS}
 
 
 class SymbolicStage(Stage):
