@@ -16,6 +16,7 @@ NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 SMOKE_RUN = "pytest-smoke"
 NOTEBOOKS = [
     ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
+    ("02_llm_judge.ipynb", {"max_per_band": 60}),
 ]
 
 
