@@ -282,8 +282,9 @@ class Rule:
     """One pattern of the filter: its family, a name, an example it must match, and a gate.
 
     `needs` lists strings of which at least one must occur in a text for the pattern to have a
-    chance; `gate`, one compiled search for any of them, skips most patterns on most documents.
-    Empty `needs` means always run the pattern. `check`, when set, must accept the matched text.
+    chance: substring tests (first the needles' initial characters, then the needles) skip most
+    patterns on most documents far faster than a regex scan. Empty `needs` means always run.
+    `check`, when set, must accept the matched text.
     """
 
     family: str
@@ -292,11 +293,19 @@ class Rule:
     needs: tuple[str, ...]
     pattern: re.Pattern[str]
     check: Callable[[str], bool] | None = None
-    gate: re.Pattern[str] | None = None
+
+    def could_match(self, text: str) -> bool:
+        """False when none of `needs` occurs in text, so the pattern cannot match."""
+        if not self.needs:
+            return True
+        initials = {needle[0] for needle in self.needs}
+        if not any(initial in text for initial in initials):
+            return False
+        return all(len(needle) == 1 for needle in self.needs) or any(needle in text for needle in self.needs)
 
     def finditer(self, text: str) -> Iterator[str]:
         """Every accepted match of this rule in text."""
-        if self.gate is not None and self.gate.search(text) is None:
+        if not self.could_match(text):
             return
         for found in self.pattern.finditer(text):
             matched = found.group(0)
@@ -314,8 +323,7 @@ def _rule(
     flags: int = 0,
 ) -> Rule:
     needles = tuple(needs) if isinstance(needs, str) else needs  # a str gate: any one of its characters
-    gate = re.compile("|".join(map(re.escape, needles))) if needles else None
-    return Rule(family, name, example, needles, re.compile(pattern, flags), check, gate)
+    return Rule(family, name, example, needles, re.compile(pattern, flags), check)
 
 
 POWER_PHRASES = ("to the power", "th power", "st power", "nd power", "rd power")  # "third power"
@@ -358,7 +366,7 @@ RULES: tuple[Rule, ...] = (
     _rule("exponents", "power_words", "2 to the power of 5", POWER_PHRASES,
           rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:raised[ \t]{{1,3}})?"
           rf"to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power[ \t]{{1,3}}of\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
-    _rule("exponents", "raised_to_power", "5 is raised to the power of 2", POWER_PHRASES,
+    _rule("exponents", "raised_to_power", "5 is raised to the power of 2", ("raised",),
           rf"{word_start('raised')}(?<!\b10 raised)(?<!\b10 is raised)"
           rf"[ \t]{{1,3}}to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
     # --- roots --------------------------------------------------------------------------------
@@ -393,7 +401,8 @@ RULES: tuple[Rule, ...] = (
           rf"{word_start('lim')}(?:_|{SP}\(?{SP}[a-z]{SP}(?:→|->|\\to\b))"),
     # --- functions ----------------------------------------------------------------------------
     _rule("functions", "f_of_x", "f(x)", "(", rf"[fgh](?<!\w[fgh]) ?\({SP}[xyz]{SP}[,)]"),
-    _rule("functions", "f_of_x_words", "f of x", (" of x", " of y", " of z"), r"[fgh](?<!\w[fgh]) of [xyz]\b"),
+    _rule("functions", "f_of_x_words", "f of x", (" of x", " of y", " of z"),
+          r"[fgh](?<!\w[fgh]) of [xyz]\b"),
     _rule("functions", "named_function", "sin(x)", "(",
           rf"{word_start(FUNCTION_NAMES)}(?:_?\d{{1,2}}|[₀-₉]{{1,2}}|_\{{\d{{1,2}}\}})?\((?!(?:s|[a-z]{{2,}})\))"),
     _rule("functions", "latex_function", r"\log x", LATEX_FUNCTIONS, rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
