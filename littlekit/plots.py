@@ -10,7 +10,10 @@ import os
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from littlekit.grades import BANDS
@@ -85,3 +88,31 @@ def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
 def close(fig: Figure) -> None:
     """Release a figure that has been shown or saved (keeps long notebooks light)."""
     plt.close(fig)
+
+
+def share_bars(
+    table: pd.DataFrame, group: str, ax: Axes, band: str = "band", value: str = "share"
+) -> Axes:
+    """Horizontal bars of a share per group (rows) and band (colours) with interval whiskers.
+
+    `table` is indexed by (band, group) or (group, band) and has columns `value`, `ci_low`,
+    `ci_high` and `n`, as `littlekit.stats.share_table` returns them. A band a group lacks
+    leaves a gap. Each row is labelled with the group and its document count.
+    """
+    frame = table.reset_index()
+    groups = list(dict.fromkeys(frame[group]))
+    bands = [b for b in BAND_ORDER if b in set(frame[band])]
+    height = 0.8 / max(len(bands), 1)
+    for j, name in enumerate(bands):
+        rows = frame[frame[band] == name].set_index(group).reindex(groups)
+        y = np.arange(len(groups)) + (j - (len(bands) - 1) / 2) * height
+        present = rows[value].notna().to_numpy()
+        share, low, high = (rows[c].to_numpy(dtype=float)[present] for c in (value, "ci_low", "ci_high"))
+        ax.barh(y[present], share, height=height, color=BAND_COLORS[name], label=name)
+        ax.errorbar(share, y[present], xerr=[share - low, high - share], fmt="none", ecolor="black",
+                    capsize=2, linewidth=0.8)
+    totals = frame.groupby(group, sort=False)["n"].sum().reindex(groups)
+    ax.set_yticks(np.arange(len(groups)), [f"{g} (n={int(n):,})" for g, n in totals.items()])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    return ax

@@ -1,3 +1,4 @@
+import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
@@ -26,3 +27,27 @@ def test_style_and_save_figure(tmp_path):
     saved = plots.save_figure(fig, tmp_path / "sub" / "line")
     plots.close(fig)
     assert saved.suffix == ".png" and saved.stat().st_size > 0
+
+
+def test_share_bars_draws_one_bar_per_present_cell():
+    import pandas as pd
+
+    from littlekit.stats import share_table
+
+    frame = pd.DataFrame({
+        "band": ["K5", "K5", "K8", "K8", "K12"],
+        "kind": ["a", "b", "a", "a", "b"],
+        "kept": [True, False, True, False, False],
+    })
+    fig, ax = plt.subplots()
+    plots.share_bars(share_table(frame, ["band", "kind"], "kept"), "kind", ax)
+    assert len(ax.patches) == 4  # K5 a, K5 b, K8 a, K12 b; no bar for the absent K8 b, K12 a
+    widths = {(matplotlib.colors.to_hex(p.get_facecolor()), round(p.get_width(), 3)) for p in ax.patches}
+    assert widths == {
+        (plots.BAND_COLORS["K5"], 1.0), (plots.BAND_COLORS["K5"], 0.0),
+        (plots.BAND_COLORS["K8"], 0.5), (plots.BAND_COLORS["K12"], 0.0),
+    }
+    rows = {round(t.get_position()[1]): t.get_text() for t in ax.get_yticklabels()}
+    assert rows == {0: "a (n=3)", 1: "b (n=2)"} and ax.yaxis_inverted()  # first group on top
+    assert ax.get_legend_handles_labels()[1] == ["K5", "K8", "K12"]
+    plots.close(fig)
