@@ -303,14 +303,18 @@ class Rule:
             return False
         return all(len(needle) == 1 for needle in self.needs) or any(needle in text for needle in self.needs)
 
-    def finditer(self, text: str) -> Iterator[str]:
-        """Every accepted match of this rule in text."""
+    def matches(self, text: str) -> Iterator[re.Match[str]]:
+        """Every accepted match object of this rule in text: gate, then pattern, then check."""
         if not self.could_match(text):
             return
         for found in self.pattern.finditer(text):
-            matched = found.group(0)
-            if self.check is None or self.check(matched):
-                yield matched
+            if self.check is None or self.check(found.group(0)):
+                yield found
+
+    def finditer(self, text: str) -> Iterator[str]:
+        """Every accepted match of this rule in text, as strings."""
+        for found in self.matches(text):
+            yield found.group(0)
 
 
 def _rule(
