@@ -97,7 +97,39 @@ def bench_aoa(texts: list[str], args: argparse.Namespace) -> list[str]:
     ]
 
 
-SECTIONS = {"aoa": bench_aoa}
+def bench_symbolic(texts: list[str], args: argparse.Namespace) -> list[str]:
+    """Stage 4 (symbolic notation): docs/s on the texts, then ms per 1 MB adversarial string.
+
+    The adversarial strings are the module's own (`adversarial_inputs`), the ones the unit tests
+    bound; each is timed as the best of 3 for `score` (the stage) and `match_all` (every match).
+    """
+    from littlekit.stages.symbolic import SymbolicStage, adversarial_inputs, match_all
+
+    stage = SymbolicStage()
+
+    def run(batch: Iterable[str]) -> Counter:
+        return Counter(stage(text).reason or "kept" for text in batch)
+
+    outcomes = run(texts)
+    stage_s, bare_s = compare(run, texts, args.seconds)
+    lines = [
+        "stage 4 symbolic",
+        *rate_lines("all families", texts, stage_s, bare_s),
+        "  outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.most_common()),
+        "  1 MB adversarial strings, best of 3 (score = the stage; match_all = every match listed):",
+    ]
+    for unit, text in adversarial_inputs().items():
+        score_s = min(timed_pass(lambda batch: [stage.score(t) for t in batch], [text]) for _ in range(3))
+        all_s = min(timed_pass(lambda batch: [match_all(t) for t in batch], [text]) for _ in range(3))
+        family = stage.score(text)["family"] or "-"
+        lines.append(
+            f"    {unit[:16]!r:>18} x {len(text) // len(unit):>9,}: score {1000 * score_s:7.1f} ms"
+            f"  match_all {1000 * all_s:7.1f} ms  first family {family}"
+        )
+    return lines
+
+
+SECTIONS = {"aoa": bench_aoa, "symbolic": bench_symbolic}
 
 
 def main(argv: list[str] | None = None) -> None:
