@@ -91,16 +91,22 @@ def close(fig: Figure) -> None:
 
 
 def share_bars(
-    table: pd.DataFrame, group: str, ax: Axes, band: str = "band", value: str = "share"
+    table: pd.DataFrame,
+    group: str,
+    ax: Axes,
+    order: list | None = None,
+    band: str = "band",
+    value: str = "share",
 ) -> Axes:
     """Horizontal bars of a share per group (rows) and band (colours) with interval whiskers.
 
     `table` is indexed by (band, group) or (group, band) and has columns `value`, `ci_low`,
     `ci_high` and `n`, as `littlekit.stats.share_table` returns them. A band a group lacks
-    leaves a gap. Each row is labelled with the group and its document count.
+    leaves a gap. Rows follow `order` (default: the groups sorted), top to bottom, each
+    labelled with the group and its document count.
     """
     frame = table.reset_index()
-    groups = list(dict.fromkeys(frame[group]))
+    groups = list(order) if order is not None else sorted(set(frame[group]))
     bands = [b for b in BAND_ORDER if b in set(frame[band])]
     height = 0.8 / max(len(bands), 1)
     for j, name in enumerate(bands):

@@ -50,4 +50,9 @@ def test_share_bars_draws_one_bar_per_present_cell():
     rows = {round(t.get_position()[1]): t.get_text() for t in ax.get_yticklabels()}
     assert rows == {0: "a (n=3)", 1: "b (n=2)"} and ax.yaxis_inverted()  # first group on top
     assert ax.get_legend_handles_labels()[1] == ["K5", "K8", "K12"]
+    fig2, ax2 = plt.subplots()
+    plots.share_bars(share_table(frame, ["band", "kind"], "kept"), "kind", ax2, order=["b", "a"])
+    rows = {round(t.get_position()[1]): t.get_text() for t in ax2.get_yticklabels()}
+    assert rows == {0: "b (n=2)", 1: "a (n=3)"}
+    plots.close(fig2)
     plots.close(fig)
