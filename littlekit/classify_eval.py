@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from littlekit.grades import BAND_ORDER, BANDS, check_band
+from littlekit.stages.base import Stage
 
 LABEL_PREFIX = "__label__"
 
@@ -121,3 +122,22 @@ def _band_row(confusion: pd.DataFrame, band: str) -> dict[str, float]:
 
 def _bands(labels: Iterable[str]) -> list[str]:
     return [as_band(label) for label in labels]
+
+
+def predict_frame(stage: Stage, frame: pd.DataFrame, text_column: str = "text") -> pd.DataFrame:
+    """`frame` with a grade-classifier stage's verdict on each row's text, as the filter makes it.
+
+    Adds `pred` (top band; None where the stage scored nothing, e.g. a closed gate), `p_k5`
+    (probability of K5), `kept` (the stage's keep rule) and `reason` (drop reason or None).
+    Uses the stage's `score_batch` when it has one (fastText and encoder stages do).
+    """
+    texts = frame[text_column].tolist()
+    batch = getattr(stage, "score_batch", None)
+    scores = batch(texts) if batch is not None else [stage.score(text) for text in texts]
+    decisions = [stage.decide(s) for s in scores]
+    return frame.assign(
+        pred=[s.get("band") for s in scores],
+        p_k5=[(s.get("probs") or {}).get("K5", math.nan) for s in scores],
+        kept=[d.keep for d in decisions],
+        reason=[d.reason for d in decisions],
+    )

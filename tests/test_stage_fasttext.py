@@ -212,3 +212,16 @@ def test_default_model_on_commoncoretext_validation(tmp_path):
     assert report.k5_precision >= 0.7
     assert report.k5_recall >= 0.5
     assert report.beyond_as_k5_rate <= 0.2
+
+
+def test_predict_frame_adds_the_stages_verdicts(trained):
+    from littlekit.classify_eval import predict_frame
+
+    frame = pd.DataFrame({"id": ["a", "b"], "body": [sentences("K5", 1, 9)[0], sentences("OOS", 1, 9)[0]]})
+    out = predict_frame(trained, frame, text_column="body")
+    assert out["id"].tolist() == ["a", "b"] and "pred" not in frame.columns  # input left alone
+    assert out["pred"].tolist() == ["K5", "OOS"]
+    assert out["kept"].tolist() == [True, False]
+    assert out["reason"].isna().tolist() == [True, False] and out["reason"].iloc[1] == "fasttext_OOS"
+    assert out["p_k5"].iloc[0] > 0.5 > out["p_k5"].iloc[1]
+    assert out["p_k5"].iloc[0] == trained.score(frame["body"].iloc[0])["probs"]["K5"]
