@@ -26,7 +26,10 @@ What goes where (per task `rank`, so reruns overwrite rather than append):
 
 Workers never receive loaded models: a filter is pickled as its stage name plus options, and the
 stage (fastText model, encoder, AoA table) is built inside the worker the first time it is
-needed, once per process.
+needed, once per process. Each local worker therefore pays its own start-up (imports, AoA table,
+models: a few seconds), so more workers only pay off when each task has far more work than that.
+The encoder stage puts one model per worker on the GPU: locally use workers=1 for it, on Slurm
+gpus_per_task=1.
 
 Resume: datatrove skips a task whose completion marker exists and reruns every other task from
 the start, overwriting that task's files, so a killed run started again with the same settings

@@ -76,19 +76,22 @@ def completions(work: Path) -> int:
 
 def kill_after(command: list[str], work: Path, n_done: int, timeout: float = 60.0) -> int:
     """Start the run, SIGKILL its whole process group once n_done tasks completed; return how many had."""
-    process = subprocess.Popen(
-        command,
-        cwd=REPO_ROOT,
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    log = work.with_name(work.name + ".log")
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + timeout
     try:
         while completions(work) < n_done:
-            assert process.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline, "no task completed in time"
+            ended = process.poll() is not None
+            assert not ended, f"the run ended before it could be killed:\n{log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"no task completed in time:\n{log.read_text()[-3000:]}"
             time.sleep(0.01)
     finally:
         os.killpg(process.pid, signal.SIGKILL)
