@@ -98,27 +98,30 @@ def share_bars(
     band: str = "band",
     value: str = "share",
 ) -> Axes:
-    """Horizontal bars of a share per group (rows) and band (colours) with interval whiskers.
+    """One horizontal bar per (group, band) present: a share in the band's colour, with whiskers.
 
     `table` is indexed by (band, group) or (group, band) and has columns `value`, `ci_low`,
-    `ci_high` and `n`, as `littlekit.stats.share_table` returns them. A band a group lacks
-    leaves a gap. Rows follow `order` (default: the groups sorted), top to bottom, each
-    labelled with the group and its document count.
+    `ci_high` and `n`, as `littlekit.stats.share_table` returns them. Rows run top to bottom by
+    group (in `order`, default sorted), then band, with a gap between groups; each is labelled
+    "group · band (n=...)". A share of 0 shows as its whisker alone.
     """
     frame = table.reset_index()
     groups = list(order) if order is not None else sorted(set(frame[group]))
-    bands = [b for b in BAND_ORDER if b in set(frame[band])]
-    height = 0.8 / max(len(bands), 1)
-    for j, name in enumerate(bands):
-        rows = frame[frame[band] == name].set_index(group).reindex(groups)
-        y = np.arange(len(groups)) + (j - (len(bands) - 1) / 2) * height
-        present = rows[value].notna().to_numpy()
-        share, low, high = (rows[c].to_numpy(dtype=float)[present] for c in (value, "ci_low", "ci_high"))
-        ax.barh(y[present], share, height=height, color=BAND_COLORS[name], label=name)
-        ax.errorbar(share, y[present], xerr=[share - low, high - share], fmt="none", ecolor="black",
-                    capsize=2, linewidth=0.8)
-    totals = frame.groupby(group, sort=False)["n"].sum().reindex(groups)
-    ax.set_yticks(np.arange(len(groups)), [f"{g} (n={int(n):,})" for g, n in totals.items()])
+    rank = {b: i for i, b in enumerate(BAND_ORDER)}
+    frame = frame[frame[group].isin(groups)].assign(
+        _g=lambda f: f[group].map(groups.index), _b=lambda f: f[band].map(rank)
+    )
+    frame = frame.sort_values(["_g", "_b"]).reset_index(drop=True)
+    y = frame.index.to_numpy() + 0.5 * frame["_g"].to_numpy()  # half a row between groups
+    share = frame[value].to_numpy(dtype=float)
+    colours = [BAND_COLORS[b] for b in frame[band]]
+    ax.barh(y, share, height=0.8, color=colours)
+    ax.errorbar(share, y, xerr=[share - frame["ci_low"], frame["ci_high"] - share], fmt="none",
+                ecolor="black", capsize=2, linewidth=0.8)
+    rows = zip(frame[group], frame[band], frame["n"], strict=True)
+    ax.set_yticks(y, [f"{g} · {b} (n={int(n):,})" for g, b, n in rows])
+    for name in [b for b in BAND_ORDER if b in set(frame[band])]:  # legend entries, in band order
+        ax.barh([np.nan], [np.nan], color=BAND_COLORS[name], label=name)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     return ax
