@@ -57,6 +57,7 @@ from datatrove.pipeline.readers import JsonlReader, ParquetReader
 from datatrove.pipeline.writers import JsonlWriter
 from datatrove.utils.stats import Stats
 
+from littlekit.artifacts import stage_list
 from littlekit.io import (
     BAD_ENCODING,
     BAD_JSON,
@@ -68,7 +69,7 @@ from littlekit.io import (
 )
 from littlekit.pipeline import MAX_DETAIL, STAGE_ERROR, CascadeReport, _decide_all
 from littlekit.stages.base import Stage
-from littlekit.stages.registry import StageOptions, build_stages, known_stages, stage_names
+from littlekit.stages.registry import StageOptions, build_stages, stage_names
 
 SCORES_KEY = "littlekit_scores"  # metadata: {stage name: that stage's scores}
 STAGE_KEY = "filter_stage"  # metadata of a rejected document: the stage that dropped it
@@ -341,9 +342,7 @@ def _writer(folder: str | os.PathLike, text_key: str, id_key: str, compression: 
 def expand_stages(stages: str | Sequence[str | Stage]) -> list[str | Stage]:
     """Stage names from "aoa,symbolic", "all" (every registered stage in cascade order) or a list."""
     if isinstance(stages, str):
-        if stages.strip() == "all":
-            return list(known_stages())
-        return list(stage_names(stages))
+        return stage_list(stages)
     return [stage if isinstance(stage, Stage) else stage_names([stage])[0] for stage in stages]
 
 
