@@ -57,8 +57,9 @@ def wilson_interval(
         denominator = 1.0 + z**2 / total
         centre = (p + z**2 / (2.0 * total)) / denominator
         half = z * np.sqrt(p * (1.0 - p) / total + z**2 / (4.0 * total**2)) / denominator
-        low = np.where(total > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-        high = np.where(total > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+        # exact bounds at 0 and n successes (rounding would leave e.g. 2.8e-17 instead of 0)
+        low = np.where(total > 0, np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0)), np.nan)
+        high = np.where(total > 0, np.where(k == total, 1.0, np.clip(centre + half, 0.0, 1.0)), np.nan)
     if low.ndim == 0:
         return float(low), float(high)
     return low, high

@@ -96,3 +96,10 @@ def test_share_table_counts_shares_and_intervals():
     assert two.loc[("K5", "b"), "share"] == 1.0 and len(two) == 3
     with pytest.raises(ValueError, match="missing"):
         share_table(frame.assign(kept=[True, None, True, False]), "band", "kept")
+
+
+def test_wilson_interval_is_exact_at_none_and_all():
+    n = np.arange(1, 200)
+    low_none, _ = wilson_interval(np.zeros_like(n), n)
+    _, high_all = wilson_interval(n, n)
+    assert (low_none == 0.0).all() and (high_all == 1.0).all()  # not 2.8e-17 or 1 - 1.1e-16
