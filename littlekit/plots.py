@@ -116,8 +116,8 @@ def share_bars(
     share = frame[value].to_numpy(dtype=float)
     colours = [BAND_COLORS[b] for b in frame[band]]
     ax.barh(y, share, height=0.8, color=colours)
-    ax.errorbar(share, y, xerr=[share - frame["ci_low"], frame["ci_high"] - share], fmt="none",
-                ecolor="black", capsize=2, linewidth=0.8)
+    whiskers = np.clip([share - frame["ci_low"], frame["ci_high"] - share], 0.0, None)  # rounding
+    ax.errorbar(share, y, xerr=whiskers, fmt="none", ecolor="black", capsize=2, linewidth=0.8)
     rows = zip(frame[group], frame[band], frame["n"], strict=True)
     ax.set_yticks(y, [f"{g} · {b} (n={int(n):,})" for g, b, n in rows])
     for name in [b for b in BAND_ORDER if b in set(frame[band])]:  # legend entries, in band order
