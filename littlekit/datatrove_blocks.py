@@ -5,7 +5,7 @@ the in-process cascade (`littlekit.pipeline`) runs, and decides with the same co
 gets the same scores, verdict and reason code in a notebook, under `littlekit filter` and on a
 cluster.
 
-    from littlekit.datatrove_blocks import build_datatrove_pipeline, run_datatrove
+    from littlekit.datatrove_blocks import build_datatrove_pipeline, datatrove_report, run_datatrove
 
     if __name__ == "__main__":          # required: worker processes re-import this script
         pipeline = build_datatrove_pipeline("shards/", "kept/", "aoa,symbolic", rejected_dir="rejected/")
@@ -40,6 +40,7 @@ configuration in the logging directory and refuses a rerun that differs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -54,6 +55,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
+from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.pipeline.writers import JsonlWriter
 from datatrove.utils.stats import Stats
 
@@ -478,7 +480,7 @@ def run_datatrove(
 
 
 def describe_run(pipeline: Sequence[PipelineStep], tasks: int) -> dict[str, Any]:
-    """What must not change between a run and its resumption: tasks, input, stages, outputs."""
+    """What must not change between a run and its resumption: tasks, input files, stages, outputs."""
     steps = []
     for step in pipeline:
         entry: dict[str, Any] = {"block": type(step).__name__}
@@ -490,6 +492,10 @@ def describe_run(pipeline: Sequence[PipelineStep], tasks: int) -> dict[str, Any]
                 entry[attribute] = folder.path
         if getattr(step, "glob_pattern", None):
             entry["glob_pattern"] = step.glob_pattern
+        if isinstance(step, BaseDiskReader) and not step.paths_file:
+            files = step.data_folder.list_files(recursive=step.recursive, glob_pattern=step.glob_pattern)
+            entry["files"] = len(files)  # files added or removed would reshard the input
+            entry["files_sha256"] = hashlib.sha256("\n".join(files).encode()).hexdigest()
         steps.append(entry)
     return {"tasks": tasks, "pipeline": steps}
 

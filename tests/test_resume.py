@@ -163,6 +163,9 @@ def test_rerun_with_other_settings_is_refused(tmp_path):
     other = build_datatrove_pipeline(tmp_path / "in", tmp_path / "kept", "aoa", options={"max_aoa": 10.0})
     with pytest.raises(ValueError, match="other settings"):
         check_manifest(tmp_path / "logs", describe_run(other, tasks=4))
+    (tmp_path / "in" / "b.jsonl").write_text('{"id": 2, "text": "a dog"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="other settings"):  # a new input file reshards the tasks
+        check_manifest(tmp_path / "logs", describe_run(pipeline, tasks=4))
 
 
 def test_rerunning_a_finished_run_skips_every_task_and_changes_nothing(tmp_path):
