@@ -18,6 +18,10 @@ NOTEBOOKS = [
     ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
     ("02_llm_judge.ipynb", {"max_per_band": 60}),
     ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60}),
+    (
+        "05_symbolic_filter.ipynb",
+        {"sample_size": 120, "math_sample_size": 40, "examples_per_family": 1, "adversarial_chars": 20_000},
+    ),
 ]
 
 
