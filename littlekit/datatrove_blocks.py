@@ -69,9 +69,9 @@ from littlekit.io import (
     RecordError,
     record_to_document,
 )
-from littlekit.pipeline import MAX_DETAIL, STAGE_ERROR, CascadeReport, _decide_all
+from littlekit.pipeline import MAX_DETAIL, STAGE_ERROR, CascadeReport, decide_all
 from littlekit.stages.base import Stage
-from littlekit.stages.registry import StageOptions, build_stages, stage_names
+from littlekit.stages.registry import StageOptions, build_stages, check_gate_order, stage_names
 
 SCORES_KEY = "littlekit_scores"  # metadata: {stage name: that stage's scores}
 STAGE_KEY = "filter_stage"  # metadata of a rejected document: the stage that dropped it
@@ -124,8 +124,9 @@ class LittleKitFilter(_CountedPerTask):
     `stage` is a registered stage name ("aoa", "fasttext", ...) built lazily from `options` inside
     the worker, or an already built Stage (pickled with the pipeline: fine for light stages,
     not for a loaded fastText or encoder model). Documents are scored `batch_size` at a time, with
-    the stage's `score_batch` when it has one. A kept document carries every stage's scores in
-    `metadata["littlekit_scores"]`; a dropped one also `filter_stage` and `filter_reason`. A stage
+    the stage's `score_batch` when it has one. Every document carries the scores of the stages it
+    went through in `metadata["littlekit_scores"]` (a gated stage, the encoder's agreement gate,
+    reads the earlier ones there); a dropped one also `filter_stage` and `filter_reason`. A stage
     that raises on a document drops it with reason `stage_error:<stage>` (and counts it under
     the `errored` stat) instead of failing the whole task.
     """
@@ -138,7 +139,6 @@ class LittleKitFilter(_CountedPerTask):
         options: StageOptions | Mapping[str, Any] | None = None,
         exclusion_writer: JsonlWriter | None = None,
         batch_size: int = DEFAULT_BATCH,
-        keep_scores: bool = True,
     ):
         if isinstance(stage, Stage):
             self._stage: Stage | None = stage
@@ -150,7 +150,6 @@ class LittleKitFilter(_CountedPerTask):
             self.options = _options_dict(options)
         self.name = NAME_PREFIX + self.stage_name  # before super().__init__, which names the stats
         super().__init__(exclusion_writer, batch_size)
-        self.keep_scores = keep_scores
 
     @property
     def stage(self) -> Stage:
@@ -170,7 +169,8 @@ class LittleKitFilter(_CountedPerTask):
 
     def filter_batch(self, batch: list[DTDocument]) -> list[bool | tuple[bool, str]]:
         stage = self.stage
-        verdicts = _decide_all(stage, [doc.text for doc in batch])
+        prior = [doc.metadata.get(SCORES_KEY, {}) for doc in batch]  # what a gated stage reads
+        verdicts = decide_all(stage, [doc.text for doc in batch], prior)
         results: list[bool | tuple[bool, str]] = []
         for doc, verdict in zip(batch, verdicts, strict=True):
             if isinstance(verdict, BaseException):
@@ -178,8 +178,7 @@ class LittleKitFilter(_CountedPerTask):
                 doc.metadata[DETAIL_KEY] = f"{type(verdict).__name__}: {verdict}"[:MAX_DETAIL]
                 results.append(self._drop(doc, f"{STAGE_ERROR}:{stage.name}"))
                 continue
-            if self.keep_scores:
-                doc.metadata.setdefault(SCORES_KEY, {})[stage.name] = dict(verdict.scores)
+            doc.metadata.setdefault(SCORES_KEY, {})[stage.name] = dict(verdict.scores)
             results.append(True if verdict.keep else self._drop(doc, verdict.reason or "unspecified"))
         return results
 
@@ -324,17 +323,25 @@ def _format_of(name: str) -> str:
 # --- writers ------------------------------------------------------------------------------------
 
 
-def flat_record(writer: Any, document: DTDocument, text_key: str = "text", id_key: str = "id") -> dict:
+def flat_record(
+    writer: Any, document: DTDocument, text_key: str = "text", id_key: str = "id", keep_scores: bool = True
+) -> dict:
     """The record as it was read (every field at the top level) plus what the filters added.
 
     A datatrove writer adapter (called as a method of the writer): the same shape as
     `littlekit filter` writes, rather than datatrove's nested `{"text", "id", "metadata"}`.
+    `keep_scores=False` leaves out the stages' scores (`littlekit_scores`).
     """
-    return {id_key: document.id, text_key: document.text, **document.metadata}
+    metadata = document.metadata
+    if not keep_scores:
+        metadata = {key: value for key, value in metadata.items() if key != SCORES_KEY}
+    return {id_key: document.id, text_key: document.text, **metadata}
 
 
-def _writer(folder: str | os.PathLike, text_key: str, id_key: str, compression: str | None) -> JsonlWriter:
-    adapter = partial(flat_record, text_key=text_key, id_key=id_key)
+def _writer(
+    folder: str | os.PathLike, text_key: str, id_key: str, compression: str | None, keep_scores: bool = True
+) -> JsonlWriter:
+    adapter = partial(flat_record, text_key=text_key, id_key=id_key, keep_scores=keep_scores)
     return JsonlWriter(str(folder), output_filename="${rank}.jsonl", compression=compression, adapter=adapter)
 
 
@@ -367,31 +374,34 @@ def build_datatrove_pipeline(
 
     `input_path_or_reader`: a .jsonl(.gz)/.parquet file, a folder of them, or any datatrove
     reader block. With `rejected_dir`, each filter writes what it drops to
-    `rejected_dir/<stage>/` (`input/` for unreadable records).
+    `rejected_dir/<stage>/` (`input/` for unreadable records). `keep_scores=False` writes the
+    documents without the stages' scores. ValueError when a gated stage (the encoder with
+    `encoder_gate="agree"`) comes before the stages whose scores its gate reads.
     """
+    stage_options = _options_dict(options)
+    expanded = expand_stages(stages)
+    check_gate_order([getattr(stage, "name", stage) for stage in expanded], stage_options)
     if isinstance(input_path_or_reader, PipelineStep):
         reader = input_path_or_reader
     else:
-        _check_apart(input_path_or_reader, output_dir, rejected_dir)
+        check_apart(input_path_or_reader, output_dir, rejected_dir)
         reader = make_reader(input_path_or_reader, text_key, id_key, input_format, max_bytes)
-    stage_options = _options_dict(options)
 
     def rejected(name: str) -> JsonlWriter | None:
         if rejected_dir is None:
             return None
-        return _writer(Path(rejected_dir) / name, text_key, id_key, compression)
+        return _writer(Path(rejected_dir) / name, text_key, id_key, compression, keep_scores)
 
     blocks: list[PipelineStep] = [reader, RecordErrorFilter(exclusion_writer=rejected(INPUT))]
-    for stage in expand_stages(stages):
+    for stage in expanded:
         name = stage.name if isinstance(stage, Stage) else stage
-        block = LittleKitFilter(stage, stage_options, rejected(name), batch_size, keep_scores)
-        blocks.append(block)
-    blocks.append(_writer(output_dir, text_key, id_key, compression))
+        blocks.append(LittleKitFilter(stage, stage_options, rejected(name), batch_size))
+    blocks.append(_writer(output_dir, text_key, id_key, compression, keep_scores))
     return blocks
 
 
-def _check_apart(inp, output_dir, rejected_dir) -> None:
-    """Outputs inside the input folder would be read back as input by a rerun."""
+def check_apart(inp: str | os.PathLike, output_dir: str | os.PathLike, rejected_dir=None) -> None:
+    """ValueError when an output folder is inside the input folder (a rerun would read it back)."""
     source = Path(inp).resolve()
     if not source.is_dir():
         return

@@ -11,15 +11,20 @@ Records stream through in batches of `batch_size`, so memory stays bounded howev
 input is. A stage that offers `score_batch(texts) -> list[dict]` is scored a batch at a time (the
 shape fastText and encoder stages want); if that raises, the batch is re-scored one document at a
 time so one bad document cannot take its neighbours with it.
+
+A stage may carry a `prior_gate` (PriorGate): a condition on the scores the earlier stages gave
+a document, checked before the stage scores it. The encoder's agreement gate (run the encoder
+only where the fastText band equals the AoA band, as in the paper) is one; `decide_all` applies
+it for the cascade and the datatrove blocks alike.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from littlekit.io import Document, Record, RecordError
 from littlekit.stages.base import Decision, Stage
@@ -27,6 +32,20 @@ from littlekit.stages.base import Decision, Stage
 KEPT, DROPPED, ERRORED = "kept", "dropped", "errored"
 STAGE_ERROR = "stage_error"
 MAX_DETAIL = 500
+
+
+class PriorGate(Protocol):
+    """A condition on earlier stages' scores that a document must meet before a stage scores it.
+
+    A stage carries one as its `prior_gate` attribute (the registry attaches the encoder's
+    agreement gate this way). `check` returns scores that include "gate_open"; a document whose
+    gate is closed is dropped by that stage with `reason`, without being scored.
+    """
+
+    requires: tuple[str, ...]  # stages whose scores `check` reads; they must run earlier
+    reason: str
+
+    def check(self, prior: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]: ...
 
 
 @dataclass(slots=True)
@@ -267,6 +286,14 @@ class Cascade:
             raise ValueError(f"stage names must be unique; repeated: {', '.join(repeated)}")
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        for position, stage in enumerate(stages):
+            gate = getattr(stage, "prior_gate", None)
+            missing = [name for name in getattr(gate, "requires", ()) if name not in names[:position]]
+            if missing:
+                raise ValueError(
+                    f"stage {stage.name!r} is gated on the scores of {', '.join(gate.requires)}, "
+                    f"so they must run before it; not before it: {', '.join(missing)}"
+                )
         self.stages = list(stages)
         self.batch_size = batch_size
 
@@ -313,7 +340,7 @@ class Cascade:
         """Run one stage on the live documents; return the indices it keeps."""
         report.stage_in[stage.name] += len(live)
         start = time.perf_counter()
-        verdicts = _decide_all(stage, [batch[i].text for i in live])
+        verdicts = decide_all(stage, [batch[i].text for i in live], [scores[i] for i in live])
         report.stage_seconds[stage.name] += time.perf_counter() - start
         kept = []
         for i, verdict in zip(live, verdicts, strict=True):
@@ -333,10 +360,45 @@ class Cascade:
         return kept
 
 
-def _decide_all(stage: Stage, texts: list[str]) -> list[Decision | Exception]:
-    """A decision (or the exception raised) per text, batch-scored when the stage can."""
+def decide_all(
+    stage: Stage, texts: list[str], prior: Sequence[Mapping[str, Mapping[str, Any]]] | None = None
+) -> list[Decision | Exception]:
+    """A decision (or the exception raised) per text, batch-scored when the stage can.
+
+    `prior`: per text, the scores the earlier stages gave it ({stage name: scores}). A stage with
+    a `prior_gate` (see PriorGate) scores only the texts its gate opens for; the others are
+    dropped with the gate's reason and scores, unscored. This is the one place a gate is applied,
+    so the in-process cascade and the datatrove blocks gate alike.
+    """
+    gate: PriorGate | None = getattr(stage, "prior_gate", None)
+    if gate is None:
+        return _decide_texts(stage, texts)
+    prior = [{}] * len(texts) if prior is None else prior
+    if len(prior) != len(texts):
+        raise ValueError(f"{len(texts)} texts but {len(prior)} prior scores")
+    verdicts: list[Decision | Exception | None] = [None] * len(texts)
+    passed: dict[int, dict[str, Any]] = {}
+    for i, earlier in enumerate(prior):
+        try:
+            checked = dict(gate.check(earlier))
+        except Exception as exc:  # e.g. an earlier stage's scores are missing
+            verdicts[i] = exc
+            continue
+        if checked.get("gate_open"):
+            passed[i] = checked
+        else:
+            verdicts[i] = Decision(False, gate.reason, checked)
+    scored = _decide_texts(stage, [texts[i] for i in passed])
+    for (i, checked), verdict in zip(passed.items(), scored, strict=True):
+        if isinstance(verdict, Decision):
+            verdict = Decision(verdict.keep, verdict.reason, {**verdict.scores, **checked})
+        verdicts[i] = verdict
+    return verdicts  # type: ignore[return-value]  # every slot is filled above
+
+
+def _decide_texts(stage: Stage, texts: list[str]) -> list[Decision | Exception]:
     score_batch = getattr(stage, "score_batch", None)
-    if score_batch is not None:
+    if score_batch is not None and texts:
         try:
             batch_scores = list(score_batch(texts))
         except Exception:

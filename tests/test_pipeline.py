@@ -8,9 +8,16 @@ from typing import Any
 import pytest
 
 from littlekit.io import Document, RecordError
-from littlekit.pipeline import DROPPED, ERRORED, KEPT, Cascade, CascadeReport
+from littlekit.pipeline import DROPPED, ERRORED, KEPT, Cascade, CascadeReport, decide_all
 from littlekit.stages.base import Decision, Stage
-from littlekit.stages.registry import StageOptions, build_stages, known_stages, stage_names
+from littlekit.stages.registry import (
+    AGREEMENT_GATE,
+    StageOptions,
+    build_stages,
+    check_gate_order,
+    known_stages,
+    stage_names,
+)
 
 
 class LengthStage(Stage):
@@ -229,3 +236,123 @@ def test_stage_options_are_checked():
         build_stages("aoa", {"max_aoa": float("nan")})
     with pytest.raises(TypeError):
         build_stages("aoa", {"no_such_option": 1})
+
+
+class EvenLengthGate:
+    """A prior gate for tests: open when the length stage counted an even number of words."""
+
+    requires = ("length",)
+    reason = "odd_gate"
+
+    def check(self, prior):
+        n = prior["length"]["n_words"]
+        if n == 4:
+            raise ValueError("four is unlucky")
+        return {"gate_open": n % 2 == 0, "n_seen": n}
+
+
+def test_a_gated_stage_scores_only_what_its_gate_lets_through():
+    gated = NoDigitsStage()
+    gated.prior_gate = EvenLengthGate()
+    docs = [doc(1, "the cat"), doc(2, "the cat sat"), doc(3, "a b c d"), doc(4, "room 101")]
+    outcomes = list(Cascade([LengthStage(), gated]).run(docs))
+    assert [(o.status, o.stage, o.reason) for o in outcomes] == [
+        (KEPT, None, None),
+        (DROPPED, "no_digits", "odd_gate"),
+        (ERRORED, "no_digits", "stage_error:no_digits"),
+        (DROPPED, "no_digits", "has_digits"),
+    ]
+    assert gated.seen == ["the cat", "room 101"]  # the gate ran first; closed ones were never scored
+    assert outcomes[0].scores["no_digits"] == {"digits": 0, "gate_open": True, "n_seen": 2}
+    assert outcomes[1].scores["no_digits"] == {"gate_open": False, "n_seen": 3}
+    assert outcomes[2].detail == "ValueError: four is unlucky"
+
+
+def test_decide_all_without_the_earlier_scores_errors_rather_than_guesses():
+    gated = NoDigitsStage()
+    gated.prior_gate = EvenLengthGate()
+    (verdict,) = decide_all(gated, ["the cat"])
+    assert isinstance(verdict, KeyError) and gated.seen == []
+    (plain,) = decide_all(NoDigitsStage(), ["the cat"])  # no gate: no prior needed
+    assert plain.keep
+
+
+def test_a_gated_stage_must_come_after_the_stages_its_gate_reads():
+    gated = NoDigitsStage()
+    gated.prior_gate = EvenLengthGate()
+    with pytest.raises(ValueError, match="gated on the scores of length, so they must run before it"):
+        Cascade([gated, LengthStage()])
+
+
+class BandStage(Stage):
+    """Stands in for fastText: band K5 unless the text says "science" (keep K5, as stage 2 does)."""
+
+    name = "fasttext"
+
+    def score(self, text: str) -> dict[str, Any]:
+        return {"band": "K12" if "science" in text else "K5"}
+
+    def decide(self, scores: dict[str, Any]) -> Decision:
+        keep = scores["band"] == "K5"
+        return Decision(keep, None if keep else "fasttext_" + scores["band"], scores)
+
+
+class CountingEncoder(BandStage):
+    """Stands in for the encoder: keeps everything, remembers what it scored."""
+
+    name = "encoder"
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def score(self, text: str) -> dict[str, Any]:
+        self.seen.append(text)
+        return {"band": "K5"}
+
+
+def test_the_agreement_gate_reads_p95_aoa_and_the_fasttext_band():
+    check = AGREEMENT_GATE.check
+    assert check({"aoa": {"p95_aoa": 12.0}, "fasttext": {"band": "K5"}}) == {
+        "gate_open": True, "fasttext_band": "K5", "aoa_band": "K5",
+    }  # fmt: skip
+    assert not check({"aoa": {"p95_aoa": 12.5}, "fasttext": {"band": "K5"}})["gate_open"]  # AoA band K8
+    assert check({"aoa": {"p95_aoa": 14.0}, "fasttext": {"label": "__label__K8"}})["gate_open"]
+    assert not check({"aoa": {"p95_aoa": None}, "fasttext": {"band": "K5"}})["gate_open"]
+    with pytest.raises(KeyError, match="aoa"):
+        check({"fasttext": {"band": "K5"}})
+
+
+def test_the_encoder_gate_in_the_cascade_drops_what_a_looser_aoa_stage_let_through():
+    """With max_aoa 14 stage 1 keeps a p95 of 13.5, whose AoA band (K8) disagrees with fastText's
+    K5: the gate drops it as encoder_gate and the encoder never sees it."""
+    from littlekit.lexicon import AoALexicon
+    from littlekit.stages.aoa import AoAStage
+
+    lexicon = AoALexicon({"the": 3.0, "cat": 4.0, "sat": 4.0, "atom": 13.5, "science": 5.0}, impute="none")
+    encoder = CountingEncoder()
+    encoder.prior_gate = AGREEMENT_GATE
+    stages = [AoAStage(lexicon, max_aoa=14.0), BandStage(), encoder]
+    docs = [doc(1, "the cat sat"), doc(2, "the atom sat"), doc(3, "the science cat")]
+    outcomes = list(Cascade(stages).run(docs))
+    assert [(o.status, o.stage, o.reason) for o in outcomes] == [
+        (KEPT, None, None),
+        (DROPPED, "encoder", "encoder_gate"),
+        (DROPPED, "fasttext", "fasttext_K12"),
+    ]
+    assert encoder.seen == ["the cat sat"]
+    assert outcomes[1].scores["encoder"] == {"gate_open": False, "fasttext_band": "K5", "aoa_band": "K8"}
+    assert outcomes[0].scores["encoder"]["gate_open"] is True
+    encoder.prior_gate = None  # --encoder-gate all: the same document reaches the model
+    assert [o.status for o in Cascade(stages).run(docs)] == [KEPT, KEPT, DROPPED]
+
+
+def test_the_gate_option_is_checked_and_needs_aoa_and_fasttext_first():
+    with pytest.raises(ValueError, match="encoder_gate must be one of agree, all"):
+        StageOptions(encoder_gate="some")
+    check_gate_order(["aoa", "fasttext", "encoder", "symbolic"], StageOptions())
+    check_gate_order(["encoder"], {"encoder_gate": "all"})
+    check_gate_order(["aoa", "symbolic"], None)
+    with pytest.raises(ValueError, match="so fasttext must run before encoder.*--encoder-gate all"):
+        check_gate_order(["aoa", "encoder", "fasttext"], StageOptions())
+    with pytest.raises(ValueError, match="aoa and fasttext must run before encoder"):
+        check_gate_order(["encoder"], None)

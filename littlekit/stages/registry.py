@@ -24,6 +24,7 @@ P95_MAX_AOA = 12.0
 OOV_THRESHOLD = 0.05
 MIN_BEYOND_SCORE = 4.0
 IMPUTE_CHOICES = ("published", "fitted", "none")
+ENCODER_GATES = ("agree", "all")  # agree: the paper's agreement gate; all: score every document
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class StageOptions:
     fasttext_model: str | None = None  # supervised fastText .bin with __label__K5/K8/K12/OOS
     encoder_model: str | None = None  # transformers classifier directory or Hub id (ModernBERT)
     encoder_batch_size: int = 32
+    encoder_gate: str = "agree"  # run the encoder only where the fastText band = the AoA band
     device: str | None = None  # encoder device; None = cuda when available, else cpu
     word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
     min_beyond_score: float = MIN_BEYOND_SCORE
@@ -50,6 +52,10 @@ class StageOptions:
             raise ValueError(f"min_beyond_score must be finite, got {self.min_beyond_score}")
         if self.encoder_batch_size < 1:
             raise ValueError(f"encoder_batch_size must be at least 1, got {self.encoder_batch_size}")
+        if self.encoder_gate not in ENCODER_GATES:
+            raise ValueError(
+                f"encoder_gate must be one of {', '.join(ENCODER_GATES)}, got {self.encoder_gate!r}"
+            )
         if self.aoa_impute not in IMPUTE_CHOICES:
             raise ValueError(
                 f"aoa_impute must be one of {', '.join(IMPUTE_CHOICES)}, got {self.aoa_impute!r}"
@@ -106,6 +112,62 @@ def build_stages(
     return [_FACTORIES[name][0](options) for name in names]
 
 
+@dataclass(frozen=True)
+class BandAgreementGate:
+    """The paper's encoder gate, read from the scores the earlier stages gave a document.
+
+    Open when the fastText band (stage 2's `band`) equals the band of the document's p95 AoA
+    (stage 1's `p95_aoa`, banded by littlekit.stages.encoder.aoa_band: K5 up to 12 years, K8 up
+    to 15, K12 up to 19, else OOS). A document whose gate is closed is dropped by the encoder
+    stage with reason `encoder_gate`, unscored, so the expensive model runs only where the two
+    cheap signals agree. In the published order (aoa, fasttext, encoder) with the default
+    thresholds every document reaching stage 3 already has both bands K5 and the gate is always
+    open; it closes when stage 1 is looser than the K-5 band (max_aoa above 12), dropping the
+    documents whose AoA band is above K5 even though stage 1 let them through.
+    """
+
+    aoa_stage: str = "aoa"
+    fasttext_stage: str = "fasttext"
+    reason: str = "encoder_gate"  # the reason code EncoderStage's own gate uses
+
+    @property
+    def requires(self) -> tuple[str, str]:
+        return (self.aoa_stage, self.fasttext_stage)
+
+    def check(self, prior: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """{"gate_open", "fasttext_band", "aoa_band"}; KeyError when a stage's scores are missing."""
+        from littlekit.stages.encoder import agreement_gate, aoa_band, band_from_scores
+
+        missing = [name for name in self.requires if name not in prior]
+        if missing:
+            raise KeyError(f"the agreement gate needs the {' and '.join(missing)} scores of this document")
+        fasttext = band_from_scores(dict(prior[self.fasttext_stage]))
+        aoa = aoa_band(prior[self.aoa_stage].get("p95_aoa"))
+        return {"gate_open": agreement_gate(fasttext, aoa), "fasttext_band": fasttext, "aoa_band": aoa}
+
+
+AGREEMENT_GATE = BandAgreementGate()
+
+
+def check_gate_order(names: Sequence[str], options: StageOptions | Mapping[str, Any] | None = None) -> None:
+    """ValueError (with the fix) when the encoder's agreement gate is on but the stages whose scores
+    it reads do not run before the encoder."""
+    if isinstance(options, Mapping):
+        options = StageOptions(**options)
+    gate_on = options is None or options.encoder_gate == "agree"
+    if not gate_on or "encoder" not in names:
+        return
+    before = names[: list(names).index("encoder")]
+    missing = [name for name in AGREEMENT_GATE.requires if name not in before]
+    if missing:
+        raise ValueError(
+            f"the encoder's agreement gate (encoder_gate='agree', the default; --encoder-gate agree) reads "
+            f"the {' and '.join(AGREEMENT_GATE.requires)} scores, so {' and '.join(missing)} must run "
+            "before encoder: e.g. --stages aoa,fasttext,encoder, or score every document with "
+            "--encoder-gate all"
+        )
+
+
 @register_stage("aoa", "stage 1: 95th-percentile age of acquisition <= max_aoa, OOV share <= max_oov")
 def _aoa(options: StageOptions) -> Stage:
     from littlekit.lexicon import AoALexicon
@@ -129,7 +191,10 @@ def _encoder(options: StageOptions) -> Stage:
     from littlekit.stages.encoder import EncoderStage
 
     model = _required(options.encoder_model, "encoder", "encoder_model")
-    return EncoderStage(model, batch_size=options.encoder_batch_size, device=options.device)
+    stage = EncoderStage(model, batch_size=options.encoder_batch_size, device=options.device)
+    if options.encoder_gate == "agree":
+        stage.prior_gate = AGREEMENT_GATE  # applied by littlekit.pipeline.decide_all
+    return stage
 
 
 @register_stage("symbolic", "stage 4: no exponents, roots, logs, trigonometry, algebra or chemistry")
