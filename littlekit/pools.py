@@ -1,0 +1,144 @@
+"""Stage 5's two pools, taken from a cascade run of the earlier stages (1-4).
+
+The paper scores each word by its rate in a Beyond-K-5 pool over its rate in the retained K-5
+pool, "using the grade assignments from the preceding stages" (Sec. 3.1.5, App. A.4). It does
+not say which dropped documents count as Beyond-K-5; here the rule is explicit:
+
+- **K-5 pool**: every document the earlier stages keep (outcome `kept`).
+- **Beyond-K-5 pool**: every document an earlier stage drops *for being beyond K-5*: stage 1's
+  `aoa_p95` (its 95th-percentile AoA is above the target age), a classifier's verdict for a
+  higher band (`fasttext_K8/K12/OOS`, `encoder_K8/K12/OOS`), and any symbolic match
+  (`symbolic_<family>`, notation taught after grade 5).
+- **Neither**: drops that say nothing about grade: `aoa_oov` (too many words with no AoA at
+  all, mostly markup, code or another language), `aoa_empty`, `encoder_empty`, `encoder_gate`
+  (the encoder never ran), any other reason, and records that errored. Their words would
+  only add noise to the Beyond side.
+
+`pool_frame` turns cascade outcomes into one row per document with its pool; `pool_texts`
+gives the two lists `littlekit.blocklist.score_words` takes. `retention_after_stages` counts,
+per group (e.g. K-5 vs Beyond K-5), the share still kept after each stage, for Figure-2 style
+tables. `overlaps` flags documents sharing text with a held-out set, to keep it out of the pools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from littlekit.labels import shingles
+from littlekit.pipeline import DROPPED, KEPT, Outcome
+from littlekit.stats import wilson_interval
+from littlekit.text import word_tokens
+
+K5_POOL = "K-5"
+BEYOND_POOL = "Beyond K-5"
+POOLS = (K5_POOL, BEYOND_POOL)
+BEYOND_BANDS = ("K8", "K12", "OOS")
+# Drop reasons that mean "beyond K-5": exact codes, and prefixes for whole families.
+BEYOND_REASONS = frozenset(
+    {"aoa_p95"} | {f"{stage}_{band}" for stage in ("fasttext", "encoder") for band in BEYOND_BANDS}
+)
+BEYOND_PREFIXES = ("symbolic_",)
+INPUT = "input"  # the row of a retention table before any stage
+
+
+def pool_of(status: str, reason: str | None) -> str | None:
+    """K5_POOL for a kept document, BEYOND_POOL for a Beyond-K-5 drop, None for anything else."""
+    if status == KEPT:
+        return K5_POOL
+    if status == DROPPED and reason is not None:
+        if reason in BEYOND_REASONS or reason.startswith(BEYOND_PREFIXES):
+            return BEYOND_POOL
+    return None
+
+
+def pool_frame(outcomes: Iterable[Outcome], meta: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per outcome: id, status, stage, reason, pool (None = neither), n_tokens, text,
+    and the record fields named in `meta` (None where a record lacks one)."""
+    rows = []
+    for outcome in outcomes:
+        text = getattr(outcome.record, "text", None)
+        fields = getattr(outcome.record, "meta", {}) or {}
+        rows.append(
+            {
+                "id": outcome.id,
+                "status": outcome.status,
+                "stage": outcome.stage,
+                "reason": outcome.reason,
+                "pool": pool_of(outcome.status, outcome.reason),
+                "n_tokens": len(word_tokens(text)) if text else 0,
+                "text": text,
+                **{name: fields.get(name) for name in meta},
+            }
+        )
+    columns = ["id", "status", "stage", "reason", "pool", "n_tokens", "text", *meta]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def pool_texts(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(K-5 pool texts, Beyond-K-5 pool texts) from a `pool_frame`."""
+    return (
+        frame.loc[frame["pool"] == K5_POOL, "text"].tolist(),
+        frame.loc[frame["pool"] == BEYOND_POOL, "text"].tolist(),
+    )
+
+
+def pool_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Documents and word tokens per pool and the outcome that put them there (stage, reason)."""
+    shown = frame.assign(
+        pool=frame["pool"].fillna("neither"),
+        stage=frame["stage"].fillna("-"),
+        reason=frame["reason"].fillna("kept"),
+    )
+    table = shown.groupby(["pool", "stage", "reason"], sort=False).agg(
+        documents=("id", "size"), tokens=("n_tokens", "sum")
+    )
+    order = {name: i for i, name in enumerate([*POOLS, "neither"])}
+    return table.sort_index(key=lambda level: level.map(order) if level.name == "pool" else level)
+
+
+def retention_after_stages(
+    frame: pd.DataFrame, stages: Sequence[str], group: str, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Share of each group's documents still kept after each stage (and at the input).
+
+    `frame` has one row per document with `group`, `status` and `stage` (the stage that dropped
+    or errored it; None when kept), as `pool_frame` gives it. A document dropped or errored at
+    stage i counts as kept after every stage before i. Rows: (after, group) with n, kept, share
+    and a Wilson interval; `after` runs "input", then the stages in order.
+    """
+    unknown = set(frame.loc[frame["status"] != KEPT, "stage"].dropna()) - set(stages)
+    if unknown:
+        raise ValueError(f"documents left at stages {sorted(unknown)} not among {list(stages)}")
+    position = {name: i for i, name in enumerate(stages)}
+    # the index of the first stage a document did not pass; len(stages) for kept documents, and
+    # 0 for a record that errored before any stage (it counts at the input, never after stage 1)
+    left_at = [
+        len(stages) if status == KEPT else position.get(stage, 0)
+        for status, stage in zip(frame["status"], frame["stage"], strict=True)
+    ]
+    left = pd.Series(left_at, index=frame.index)
+    rows = []
+    for step, after in enumerate([INPUT, *stages]):
+        passed = left >= step
+        for name, members in frame.groupby(group, sort=True).groups.items():
+            rows.append({"after": after, group: name, "n": len(members), "kept": int(passed[members].sum())})
+    table = pd.DataFrame(rows)
+    table["share"] = table["kept"] / table["n"]
+    table["ci_low"], table["ci_high"] = wilson_interval(table["kept"], table["n"], confidence)
+    return table.set_index(["after", group])
+
+
+def overlaps(texts: Iterable[str], reference: Iterable[str], n: int = 8) -> list[bool]:
+    """For each text: is it a reference text, or does it share a run of `n` words with one?
+
+    The test `littlekit.labels` uses to keep validation passages out of the training labels
+    (words are whitespace-separated and lower-cased; equality ignores surrounding whitespace).
+    """
+    seen: set[tuple[str, ...]] = set()
+    exact: set[str] = set()
+    for text in reference:
+        seen |= shingles(text, n)
+        exact.add(text.strip())
+    return [text.strip() in exact or not shingles(text, n).isdisjoint(seen) for text in texts]

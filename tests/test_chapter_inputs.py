@@ -1,0 +1,59 @@
+"""A chapter's inputs from earlier chapters: read when present, made with the same call when missing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from littlekit.chapter_inputs import labels_file, run_encoder, run_fasttext, run_labels, trained_max_length
+from littlekit.grades import BANDS
+from littlekit.labels import load_labels
+
+pytest.importorskip("fasttext")
+
+
+def test_missing_labels_are_rebuilt_with_chapter_2s_call_then_read(tmp_path):
+    labels, note = run_labels(tmp_path, seed=0, max_per_band=6)
+    assert "did not exist" in note and "max_per_band=6" in note
+    assert labels_file(tmp_path).is_file()
+    assert set(labels["band"]) == set(BANDS)
+    assert labels["band"].value_counts().max() <= 6
+    again, note = run_labels(tmp_path, max_per_band=999)  # present: read, the cap is not applied
+    assert "written by chapter 2" in note
+    assert again.equals(load_labels(labels_file(tmp_path)))
+    assert again["id"].tolist() == labels["id"].tolist()
+
+
+def test_missing_fasttext_model_is_trained_where_chapter_3_saves_it(tmp_path):
+    stage, note = run_fasttext(tmp_path, seed=0, max_per_band=12)
+    model = tmp_path / "artifacts" / "models" / "fasttext_grade.bin"
+    assert model.is_file()
+    assert "did not exist" in note and "train_fasttext" in note
+    assert set(stage.bands) <= set(BANDS)
+    before = model.stat().st_mtime_ns
+    loaded, note = run_fasttext(tmp_path)
+    assert "trained by chapter 3" in note
+    assert model.stat().st_mtime_ns == before  # read, not retrained
+    text = "The little dog runs to the park."
+    assert loaded.score(text)["band"] == stage.score(text)["band"]
+
+
+def test_encoder_is_none_until_a_complete_directory_exists(tmp_path):
+    path, note = run_encoder(tmp_path)
+    assert path is None and "Stage 3 is skipped" in note and "not found" in note
+    model_dir = tmp_path / "artifacts" / "models" / "modernbert_grade"
+    model_dir.mkdir(parents=True)
+    (model_dir / "config.json").write_text("{}")
+    path, note = run_encoder(tmp_path)
+    assert path is None and "no weights" in note
+    (model_dir / "model.safetensors").write_bytes(b"")
+    (model_dir / "tokenizer.json").write_text("{}")
+    path, note = run_encoder(tmp_path)
+    assert path == model_dir and "chapter 4" in note
+
+
+def test_trained_max_length_reads_the_training_history(tmp_path):
+    assert trained_max_length(tmp_path) is None
+    (tmp_path / "train_history.json").write_text(json.dumps({"config": {"max_length": 128}}))
+    assert trained_max_length(tmp_path) == 128
