@@ -1,7 +1,9 @@
 """`littlekit`: the command line.
 
     littlekit filter --in docs.jsonl --out kept.jsonl [--stages aoa,symbolic] [--rejected r.jsonl]
+    littlekit filter --in docs.jsonl --out run/ --stages all --artifacts DIR
     littlekit filter --hf-dataset HuggingFaceFW/fineweb-edu --hf-config sample-10BT --out kept/
+    littlekit filter --in shards/ --out kept/ --executor local --tasks 8 --workers 4 --logging-dir logs/
     littlekit data build --from ../shared/data --out data
 
 Subcommands other than `filter` live in their own modules and are imported only when named
@@ -37,6 +39,17 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str, str]] = {
 }
 DEFAULT_STAGES = "aoa,symbolic"
 DEFAULT_BATCH_ROWS = 10_000
+INPROCESS = "inprocess"
+EXECUTORS = (INPROCESS, "local", "slurm", "ray")
+SLURM_FLAGS = ("slurm_partition", "slurm_time", "slurm_cpus_per_task", "slurm_mem_per_cpu_gb", "slurm_venv")
+RUNNER_FLAGS = ("tasks", "workers", "logging_dir", *SLURM_FLAGS)  # meaningless in-process
+# option of StageOptions -> the flag that gives its path (overrides the --artifacts directory)
+PATH_FLAGS = {
+    "aoa_table": "--aoa-table",
+    "fasttext_model": "--fasttext-model",
+    "encoder_model": "--encoder-model",
+    "word_table": "--word-table",
+}
 
 
 class UsageError(Exception):
@@ -156,7 +169,13 @@ def _fraction(text: str) -> float:
 def add_filter_parser(subparsers) -> argparse.ArgumentParser:
     """`littlekit filter`: the released filter's options plus stages, rejected file and report."""
     from littlekit.io import DEFAULT_MAX_BYTES
-    from littlekit.stages.registry import MIN_BEYOND_SCORE, OOV_THRESHOLD, P95_MAX_AOA, known_stages
+    from littlekit.stages.registry import (
+        ENCODER_GATES,
+        MIN_BEYOND_SCORE,
+        OOV_THRESHOLD,
+        P95_MAX_AOA,
+        known_stages,
+    )
 
     p = subparsers.add_parser(
         "filter",
@@ -173,7 +192,11 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
     source = p.add_argument_group("input (one of --in, --hf-dataset)")
     only_one = source.add_mutually_exclusive_group(required=True)
     only_one.add_argument(
-        "--in", dest="inp", type=Path, metavar="PATH", help="local .jsonl, .jsonl.gz or .parquet"
+        "--in",
+        dest="inp",
+        type=Path,
+        metavar="PATH",
+        help="local .jsonl, .jsonl.gz or .parquet; with --executor local|slurm|ray also a folder of them",
     )
     only_one.add_argument(
         "--hf-dataset",
@@ -221,21 +244,28 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         required=True,
         metavar="PATH",
         help="kept documents: .jsonl, .jsonl.gz or .parquet; a folder (ending in /) gets "
-        "kept.jsonl, rejected.jsonl and report.json",
+        "kept.jsonl, rejected.jsonl and report.json; with --executor local|slurm|ray a folder "
+        "of <rank>.jsonl.gz",
     )
     output.add_argument(
         "--rejected",
         type=Path,
         metavar="PATH",
-        help="JSONL of dropped and errored records: id, line, outcome, stage, reason, scores",
+        help="JSONL of dropped and errored records: id, line, outcome, stage, reason, scores; "
+        "with --executor local|slurm|ray a folder (one sub-folder per stage)",
     )
-    output.add_argument("--report", type=Path, metavar="PATH", help="JSON of the retention report")
+    output.add_argument(
+        "--report",
+        type=Path,
+        metavar="PATH",
+        help="JSON of the retention report (with --executor local|ray default: LOGGING_DIR/report.json)",
+    )
     output.add_argument(
         "--batch-rows",
         type=_positive_int,
         metavar="N",
-        default=DEFAULT_BATCH_ROWS,
-        help=f"records per processing and write batch (default: {DEFAULT_BATCH_ROWS:,})",
+        help=f"records per processing and write batch (default: {DEFAULT_BATCH_ROWS:,}; "
+        "with --executor local|slurm|ray, documents per filter batch, default that of the datatrove blocks)",
     )
     output.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -244,7 +274,15 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         "--stages",
         default=DEFAULT_STAGES,
         metavar="LIST",
-        help=f"comma-separated (default: {DEFAULT_STAGES})",
+        help=f"comma-separated, or all: {','.join(known_stages())} (default: {DEFAULT_STAGES})",
+    )
+    stages.add_argument(
+        "--artifacts",
+        type=Path,
+        metavar="DIR",
+        help="take the stages' files from DIR in the released layout (data/aoa.parquet, "
+        "models/fasttext_grade.bin, models/modernbert_grade/, data/word_log_odds.parquet); "
+        "--aoa-table, --fasttext-model, --encoder-model and --word-table override it",
     )
     stages.add_argument(
         "--aoa-table",
@@ -288,6 +326,14 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         help="encoder stage (default: 32)",
     )
     stages.add_argument(
+        "--encoder-gate",
+        choices=ENCODER_GATES,
+        default="agree",
+        help="encoder stage: agree = score only documents whose fastText band equals their AoA band "
+        "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
+        "(default: agree)",
+    )
+    stages.add_argument(
         "--device", help="encoder stage device, e.g. cuda or cpu (default: cuda if available)"
     )
     stages.add_argument(
@@ -303,21 +349,58 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         default=MIN_BEYOND_SCORE,
         help=f"frequency stage cut-off (default: {MIN_BEYOND_SCORE})",
     )
+    _add_executor_options(p)
     return p
+
+
+def _add_executor_options(p: argparse.ArgumentParser) -> None:
+    runner = p.add_argument_group(
+        "runner (default: in this process; local, slurm and ray run the same stages as datatrove blocks)"
+    )
+    runner.add_argument("--executor", choices=EXECUTORS, default=INPROCESS, help=f"(default: {INPROCESS})")
+    runner.add_argument(
+        "--tasks",
+        type=_positive_int,
+        metavar="N",
+        help="datatrove tasks; input files are shared out by task (default: 1)",
+    )
+    runner.add_argument(
+        "--workers", type=_positive_int, metavar="N", help="tasks run at once (default: all of them)"
+    )
+    runner.add_argument(
+        "--logging-dir",
+        type=Path,
+        metavar="DIR",
+        help="datatrove logs, completion markers and stats (required with local, slurm, ray; "
+        "rerun with the same one to resume)",
+    )
+    runner.add_argument("--slurm-partition", metavar="NAME", help="slurm: partition (required)")
+    runner.add_argument(
+        "--slurm-time", metavar="TIME", help="slurm: time limit per task, e.g. 04:00:00 (required)"
+    )
+    runner.add_argument("--slurm-cpus-per-task", type=_positive_int, metavar="N", help="slurm (default: 1)")
+    runner.add_argument("--slurm-mem-per-cpu-gb", type=_positive_int, metavar="GB", help="slurm (default: 2)")
+    runner.add_argument(
+        "--slurm-venv",
+        type=Path,
+        metavar="DIR",
+        help="slurm: virtual environment (folder or its bin/activate) each task activates",
+    )
 
 
 def run_filter(args: argparse.Namespace) -> int:
     """Validate everything cheap first, then build the stages, then stream the input through."""
     from littlekit.io import input_format
-    from littlekit.stages.registry import StageOptions, build_stages, stage_names
 
+    if args.executor != INPROCESS:
+        return _run_datatrove(args)
+    _refuse_datatrove_options(args)
+    args.batch_rows = args.batch_rows or DEFAULT_BATCH_ROWS
     out, rejected, report_path = _output_paths(args)
     fmt = _check_input(args)
-    _check_exists("--aoa-table", args.aoa_table)
-    _check_exists("--word-table", args.word_table)
-    _check_exists("--fasttext-model", args.fasttext_model)
+    names = _stage_names(args.stages)
+    options = _stage_options(args, names)
     try:
-        names = stage_names(args.stages)
         input_format(out)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -325,22 +408,7 @@ def run_filter(args: argparse.Namespace) -> int:
         p.resolve() for p in (out, rejected, report_path) if p
     }:
         raise UsageError(f"an output path is the input file {args.inp}")
-    options = StageOptions(
-        aoa_table=_str_or_none(args.aoa_table),
-        aoa_impute=args.aoa_impute,
-        max_aoa=args.max_aoa,
-        max_oov=args.max_oov,
-        fasttext_model=_str_or_none(args.fasttext_model),
-        encoder_model=args.encoder_model,
-        encoder_batch_size=args.encoder_batch_size,
-        device=args.device,
-        word_table=_str_or_none(args.word_table),
-        min_beyond_score=args.min_beyond_score,
-    )
-    try:
-        stages = build_stages(names, options)
-    except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
-        raise UsageError(f"cannot build the stages: {exc}") from None
+    stages = _build(names, options)
     try:
         records = _open_records(args, fmt)
     except ValueError as exc:  # e.g. the text column is not in the Parquet schema
@@ -349,6 +417,209 @@ def run_filter(args: argparse.Namespace) -> int:
     say(f"input : {args.hf_dataset or args.inp} ({fmt})")
     say(f"config: stages={','.join(names)} max_aoa={args.max_aoa} max_oov={args.max_oov}")
     return _stream(args, fmt, records, stages, out, rejected, report_path, options, say)
+
+
+def _stage_names(spec: str) -> list[str]:
+    """Names from --stages: "all" is every registered stage in the published cascade order."""
+    from littlekit.artifacts import stage_list
+
+    try:
+        return stage_list(spec)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _stage_options(args, names: list[str]):
+    """StageOptions from the flags; the stages' files from --artifacts unless a path flag gives one.
+
+    Every missing file (explicit or in the directory) is reported at once, in one message.
+    """
+    from littlekit.stages.registry import StageOptions, check_gate_order
+
+    explicit = {option: getattr(args, option) for option in PATH_FLAGS if getattr(args, option) is not None}
+    problems = [
+        f"{PATH_FLAGS[option]} file not found: {path}"
+        for option, path in explicit.items()
+        if isinstance(path, Path) and not path.is_file()
+    ]
+    from_dir: dict[str, str] = {}
+    if args.artifacts is not None:
+        from littlekit.artifacts import ARTIFACTS, artifact_problems, stage_options_from_artifacts
+
+        given = {artifact.stage for artifact in ARTIFACTS if artifact.option in explicit}
+        wanted = [name for name in names if name not in given]
+        if not args.artifacts.is_dir():
+            problems.append(f"--artifacts directory not found: {args.artifacts}")
+        elif wanted:
+            problems += [f"{args.artifacts}/{line}" for line in artifact_problems(args.artifacts, wanted)]
+        if problems:
+            flags = ", ".join(PATH_FLAGS.values())
+            raise UsageError(
+                f"--stages {','.join(names)} cannot run: "
+                + "; ".join(problems)
+                + f" (layout: littlekit.artifacts; {flags} give a file in place of the directory's)"
+            )
+        if wanted:
+            from_dir = stage_options_from_artifacts(args.artifacts, wanted)
+    if problems:
+        raise UsageError("; ".join(problems))
+    try:
+        options = StageOptions(
+            **from_dir,
+            **{option: str(path) for option, path in explicit.items()},
+            aoa_impute=args.aoa_impute,
+            max_aoa=args.max_aoa,
+            max_oov=args.max_oov,
+            encoder_batch_size=args.encoder_batch_size,
+            encoder_gate=args.encoder_gate,
+            device=args.device,
+            min_beyond_score=args.min_beyond_score,
+        )
+        check_gate_order(names, options)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return options
+
+
+def _build(names: list[str], options):
+    from littlekit.stages.registry import build_stages
+
+    try:
+        return build_stages(names, options)
+    except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
+        raise UsageError(f"cannot build the stages: {exc}") from None
+
+
+def _refuse_datatrove_options(args) -> None:
+    """The runner options mean nothing to the in-process run: say so rather than ignore them."""
+    for flag in RUNNER_FLAGS:
+        if getattr(args, flag) is not None:
+            option = "--" + flag.replace("_", "-")
+            raise UsageError(f"{option} applies to --executor local, slurm or ray, not to the in-process run")
+
+
+def _run_datatrove(args) -> int:
+    """The same stages as datatrove blocks, run here (local), on Ray, or submitted to Slurm."""
+    _check_datatrove_args(args)
+    names = _stage_names(args.stages)
+    options = _stage_options(args, names)
+    from littlekit.datatrove_blocks import check_apart, filter_with_datatrove
+
+    try:
+        check_apart(args.inp, args.out, args.rejected)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    runner_options = {
+        "tasks": args.tasks or 1,
+        "workers": args.workers or -1,
+        "text_key": args.text_field,
+        "id_key": args.id_field,
+        "input_format": None if args.format == "auto" else args.format,
+        "max_bytes": args.max_bytes,
+    }
+    if args.batch_rows:
+        runner_options["batch_size"] = args.batch_rows
+    slurm = _slurm_options(args) if args.executor == "slurm" else {}
+    say = _progress(args.quiet)
+    say(f"input : {args.inp} -> {args.out} ({args.executor}, {runner_options['tasks']} tasks)")
+    say(f"config: stages={','.join(names)} max_aoa={args.max_aoa} max_oov={args.max_oov}")
+    start = time.perf_counter()
+    report = filter_with_datatrove(
+        args.inp,
+        args.out,
+        names,
+        args.logging_dir,
+        options=options,
+        rejected_dir=args.rejected,
+        executor=args.executor,
+        **runner_options,
+        **slurm,
+    )
+    seconds = time.perf_counter() - start
+    if report is None:  # slurm: submitted, not run
+        settings = ", ".join(f"{key}={value}" for key, value in slurm.items())
+        print(f"submitted to slurm: {runner_options['tasks']} tasks, stages {','.join(names)} ({settings})")
+        print(f"launch script: {args.logging_dir / 'launch_script.slurm'}")
+        print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
+        print(
+            "when every task has finished, the counts: "
+            f"littlekit.datatrove_blocks.datatrove_report('{args.logging_dir}'); "
+            "rerun this command to resubmit unfinished tasks"
+        )
+        return 0
+    report_path = args.report or args.logging_dir / "report.json"
+    _write_report(report_path, report, args, args.executor, args.out, args.rejected, options, seconds)
+    print(report.summary())
+    print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
+    print(f"report  : {report_path}   logs: {args.logging_dir}")
+    print(f"time    : {seconds:.1f}s")
+    return 0
+
+
+def _check_datatrove_args(args) -> None:
+    """What the datatrove runners cannot do, and what they need, as one-line refusals."""
+    import importlib.util
+
+    from littlekit.io import input_format
+
+    executor = f"--executor {args.executor}"
+    if args.hf_dataset:
+        raise UsageError(
+            f"--hf-dataset streams in this process only; with {executor} give --in FILE_OR_FOLDER"
+        )
+    if args.limit:
+        raise UsageError(f"--limit applies to the in-process run only; with {executor} give a smaller input")
+    if args.logging_dir is None:
+        raise UsageError(f"{executor} needs --logging-dir DIR (rerun with the same one to resume)")
+    if args.executor == "slurm":
+        missing = [flag for flag in ("--slurm-partition", "--slurm-time")
+                   if getattr(args, flag[2:].replace("-", "_")) is None]  # fmt: skip
+        if missing:
+            raise UsageError(f"{executor} needs {' and '.join(missing)}")
+    else:
+        for flag in SLURM_FLAGS:
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag.replace('_', '-')} applies to --executor slurm only")
+    if args.executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise UsageError("--executor ray needs Ray, which is not installed (pip install ray)")
+    if not args.inp.exists():
+        raise UsageError(f"input not found: {args.inp}")
+    if args.inp.is_file() and args.format == "auto":
+        try:
+            input_format(args.inp)
+        except ValueError as exc:
+            raise UsageError(f"{exc} (or pass --format)") from None
+    for flag, path in (("--out", args.out), ("--rejected", args.rejected)):
+        if path is not None and _names_a_file(path):
+            raise UsageError(f"with {executor}, {flag} is a folder (of <rank>.jsonl.gz), not a file: {path}")
+
+
+def _names_a_file(path: str | Path) -> bool:
+    from littlekit.io import input_format
+
+    try:
+        input_format(path)
+    except ValueError:
+        return False
+    return True
+
+
+def _activate_script(venv: Path) -> str:
+    """datatrove sources venv_path in each task: a venv folder's bin/activate, or the path as given."""
+    script = venv / "bin" / "activate"
+    return str(script if script.is_file() else venv)
+
+
+def _slurm_options(args) -> dict[str, Any]:
+    """datatrove SlurmPipelineExecutor arguments from the --slurm-* flags that were given."""
+    given = {
+        "partition": args.slurm_partition,
+        "time": args.slurm_time,
+        "cpus_per_task": args.slurm_cpus_per_task,
+        "mem_per_cpu_gb": args.slurm_mem_per_cpu_gb,
+        "venv_path": None if args.slurm_venv is None else _activate_script(args.slurm_venv),
+    }
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _output_paths(args) -> tuple[Path, Path | None, Path | None]:
@@ -374,11 +645,6 @@ def _check_input(args) -> str:
         return input_format(args.inp)
     except ValueError as exc:
         raise UsageError(f"{exc} (or pass --format)") from None
-
-
-def _check_exists(option: str, path: Path | None) -> None:
-    if path is not None and not path.is_file():
-        raise UsageError(f"{option} file not found: {path}")
 
 
 def _str_or_none(path: Path | None) -> str | None:
@@ -462,6 +728,8 @@ def _write_report(path: Path, report, args, fmt, out, rejected, options, seconds
         "limit": args.limit,
         "max_bytes": args.max_bytes,
         "stages": report.stages,
+        "artifacts": _str_or_none(args.artifacts),
+        "executor": args.executor,
         "options": asdict(options),
         "output": str(out),
         "rejected": _str_or_none(rejected),

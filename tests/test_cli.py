@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -166,6 +167,30 @@ def test_every_kind_of_bad_input_is_accounted_for(tmp_path, capsys, length_stage
         (["filter", "--in", "{pq}", "--out", "{tmp}/o.jsonl", "--stages", "length"], "column 'text' not in"),
         (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "fasttext"],
          "stage 'fasttext' needs fasttext_model (command line: --fasttext-model PATH)"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "encoder", "--encoder-model", "m"],
+         "aoa and fasttext must run before encoder: e.g. --stages aoa,fasttext,encoder"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--encoder-gate", "some"],
+         "argument --encoder-gate: invalid choice: 'some'"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--stages", "all", "--artifacts", "{tmp}/no"],
+         "--artifacts directory not found"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--tasks", "2"],
+         "--tasks applies to --executor local, slurm or ray, not to the in-process run"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o/", "--executor", "local"],
+         "--executor local needs --logging-dir DIR"),
+        (["filter", "--hf-dataset", "x/y", "--out", "{tmp}/o/", "--executor", "local",
+          "--logging-dir", "{tmp}/l"],
+         "--hf-dataset streams in this process only; with --executor local give --in FILE_OR_FOLDER"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o/", "--executor", "local", "--logging-dir", "{tmp}/l",
+          "--limit", "5"], "--limit applies to the in-process run only"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o.jsonl", "--executor", "local",
+          "--logging-dir", "{tmp}/l"],
+         "with --executor local, --out is a folder (of <rank>.jsonl.gz), not a file"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o/", "--executor", "slurm", "--logging-dir", "{tmp}/l"],
+         "--executor slurm needs --slurm-partition and --slurm-time"),
+        (["filter", "--in", "{src}", "--out", "{tmp}/o/", "--executor", "local", "--logging-dir", "{tmp}/l",
+          "--slurm-time", "1:00:00"], "--slurm-time applies to --executor slurm only"),
+        (["filter", "--in", "{tmp}", "--out", "{tmp}/o/", "--executor", "local", "--logging-dir", "{tmp}/l"],
+         "/o/ is inside the input folder"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )  # fmt: skip
@@ -177,7 +202,19 @@ def test_bad_command_lines_give_one_line_and_exit_2(tmp_path, capsys, length_sta
     assert code == 2
     assert stderr.count("\n") == 1 and message in stderr and "Traceback" not in stderr
     assert stderr.startswith(("littlekit filter: error: ", "littlekit: error: "))
-    assert not (tmp_path / "o.jsonl").exists()
+    assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "o").exists()
+    assert not (tmp_path / "l").exists()  # no datatrove run started
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed here")
+def test_the_ray_executor_without_ray_is_refused_in_one_line(tmp_path, capsys):
+    src = write_jsonl(tmp_path / "docs.jsonl", [{"text": "hello"}])
+    code, _, stderr = run_cli(
+        capsys, "filter", "--in", src, "--out", f"{tmp_path}/o/", "--executor", "ray",
+        "--logging-dir", tmp_path / "l",
+    )  # fmt: skip
+    assert code == 2 and stderr.count("\n") == 1
+    assert "--executor ray needs Ray, which is not installed (pip install ray)" in stderr
 
 
 def test_help_lists_the_commands(capsys):
@@ -378,3 +415,247 @@ def test_installed_console_script(tmp_path):
         == "littlekit filter: error: unknown stage 'nope'; known stages: "
         + ", ".join(registry.known_stages())
     )
+
+
+# --- --stages all --artifacts DIR, and the datatrove executors -----------------------------------
+
+ART_AOA = {
+    "the": 3.0, "cat": 3.5, "sat": 4.0, "on": 3.0, "mat": 4.5, "dog": 3.2, "ran": 4.0, "home": 4.0,
+    "we": 3.0, "play": 3.5, "with": 3.0, "big": 3.0, "red": 3.0, "ball": 3.0, "square": 6.0,
+    "light": 5.0, "energy": 9.0, "function": 11.0, "of": 3.0, "atom": 13.5, "quantum": 16.0,
+}  # fmt: skip
+K5_LINES = ["the cat sat on the mat", "the dog ran home", "we play with the big red ball"]
+K12_LINES = ["the light energy function", "energy of the function", "light function energy"]
+ART_DOCS = [
+    {"id": "easy", "text": "the cat sat on the mat"},
+    {"id": "hard", "text": "the quantum cat"},  # p95 AoA 15.75: stage 1
+    {"id": "science", "text": "the light energy function"},  # AoA fine, fastText K12: stage 2
+    {"id": "atom", "text": "the atom atom"},  # p95 AoA 13.5: AoA band K8
+    {"id": "algebra", "text": "the cat sat on the mat x^2 + 1 = 5"},  # stage 4
+    {"id": "square", "text": "the big red square"},  # "square" is in the word table: stage 5
+]
+
+
+def make_artifacts(root: Path, words: dict[str, float] | None = None) -> Path:
+    """An artifacts directory (released layout) without the encoder: AoA table, word table, fastText."""
+    import pandas as pd
+
+    from littlekit.artifacts import artifact_path, export_aoa_table, export_word_table
+    from littlekit.stages.fasttext_stage import train_fasttext
+
+    export_aoa_table(ART_AOA, root)
+    words = words or {"square": 6.0, "cat": -2.0}
+    export_word_table(pd.DataFrame({"word": list(words), "beyond_score": list(words.values())}), root)
+    labelled = pd.DataFrame({"text": K5_LINES * 10 + K12_LINES * 10, "band": ["K5"] * 30 + ["K12"] * 30})
+    train_fasttext(labelled, artifact_path(root, "fasttext_model"), epoch=20, thread=1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def artifacts_dir(tmp_path_factory) -> Path:
+    """All four artifacts; the encoder is a tiny ModernBERT built here whose classifier bias makes
+    it answer K5, so the documents it passes reach stages 4 and 5 (it is run, not mocked)."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from littlekit.artifacts import artifact_path
+    from littlekit.encoder_train import build_tiny_modernbert
+
+    root = make_artifacts(tmp_path_factory.mktemp("artifacts"))
+    encoder = artifact_path(root, "encoder_model")
+    build_tiny_modernbert(
+        K5_LINES + K12_LINES, encoder, vocab_size=100, hidden_size=32, num_hidden_layers=1,
+        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128,
+    )  # fmt: skip
+    model = AutoModelForSequenceClassification.from_pretrained(encoder)
+    with torch.no_grad():
+        model.classifier.bias.copy_(torch.tensor([20.0, 0.0, 0.0, 0.0]))  # class 0 = K5
+    model.save_pretrained(encoder)
+    return root
+
+
+def outcomes_by_id(path: Path) -> dict[str, tuple[str, str]]:
+    return {row["id"]: (row["stage"], row["reason"]) for row in read_jsonl(path)}
+
+
+@pytest.mark.slow  # builds a tiny ModernBERT (torch and transformers imports: ~10 s)
+def test_stages_all_from_an_artifacts_directory(tmp_path, capsys, artifacts_dir):
+    source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS)
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages", "all",
+        "--artifacts", artifacts_dir, "--aoa-impute", "none", "--device", "cpu",
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert [doc["id"] for doc in read_jsonl(tmp_path / "run" / "kept.jsonl")] == ["easy"]
+    assert outcomes_by_id(tmp_path / "run" / "rejected.jsonl") == {
+        "hard": ("aoa", "aoa_p95"),
+        "atom": ("aoa", "aoa_p95"),
+        "science": ("fasttext", "fasttext_K12"),
+        "algebra": ("symbolic", "symbolic_exponents"),
+        "square": ("frequency", "frequency_blocklist"),
+    }
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert [(s["stage"], s["in"], s["out"]) for s in report["stages"]] == [
+        ("aoa", 6, 4), ("fasttext", 4, 3), ("encoder", 3, 3), ("symbolic", 3, 2), ("frequency", 2, 1),
+    ]  # fmt: skip
+    assert report["run"]["artifacts"] == str(artifacts_dir)
+    options = report["run"]["options"]
+    assert options["encoder_model"] == str(artifacts_dir / "models" / "modernbert_grade")
+    assert options["word_table"] == str(artifacts_dir / "data" / "word_log_odds.parquet")
+    assert options["encoder_gate"] == "agree"
+    assert "5 frequency" in stdout
+
+
+@pytest.mark.slow  # the tiny ModernBERT of artifacts_dir, and a datatrove run
+def test_the_encoder_gate_in_process_and_in_datatrove(tmp_path, capsys, artifacts_dir):
+    """A looser stage 1 (--max-aoa 14) lets "the atom atom" (p95 13.5, AoA band K8) through; fastText
+    says K5, so the bands disagree and the gate drops it before the encoder; --encoder-gate all
+    lets the encoder score it (and keep it). The datatrove runner gates identically."""
+    (tmp_path / "in").mkdir()
+    source = write_jsonl(tmp_path / "in" / "docs.jsonl", ART_DOCS)
+    common = ["filter", "--stages", "all", "--artifacts", artifacts_dir, "--aoa-impute", "none",
+              "--device", "cpu", "--max-aoa", "14"]  # fmt: skip
+    code, _, stderr = run_cli(capsys, *common, "--in", source, "--out", f"{tmp_path}/gated/")
+    assert code == 0, stderr
+    gated = outcomes_by_id(tmp_path / "gated" / "rejected.jsonl")
+    assert gated["atom"] == ("encoder", "encoder_gate")
+    row = next(r for r in read_jsonl(tmp_path / "gated" / "rejected.jsonl") if r["id"] == "atom")
+    assert row["scores"]["encoder"] == {"gate_open": False, "fasttext_band": "K5", "aoa_band": "K8"}
+    code, _, stderr = run_cli(
+        capsys, *common, "--in", source, "--out", f"{tmp_path}/all/", "--encoder-gate", "all"
+    )
+    assert code == 0, stderr
+    assert [doc["id"] for doc in read_jsonl(tmp_path / "all" / "kept.jsonl")] == ["easy", "atom"]
+
+    code, stdout, stderr = run_cli(
+        capsys, *common, "--in", tmp_path / "in", "--out", tmp_path / "dt_kept", "--rejected",
+        tmp_path / "dt_rejected", "--executor", "local", "--logging-dir", tmp_path / "logs",
+    )  # fmt: skip
+    assert code == 0, stderr
+    import gzip
+
+    def rows(folder: Path) -> list[dict]:
+        return [json.loads(line) for f in sorted(folder.rglob("*.jsonl.gz")) for line in gzip.open(f, "rt")]
+
+    assert [doc["id"] for doc in rows(tmp_path / "dt_kept")] == [
+        doc["id"] for doc in read_jsonl(tmp_path / "gated" / "kept.jsonl")
+    ]
+    from_datatrove = {
+        r["id"]: (r["filter_stage"], r["filter_reason"]) for r in rows(tmp_path / "dt_rejected")
+    }
+    assert from_datatrove == gated
+    assert json.loads((tmp_path / "logs" / "report.json").read_text())["dropped_by_stage"]["encoder"] == {
+        "encoder_gate": 1
+    }
+
+
+def test_missing_artifacts_are_listed_in_one_message(tmp_path, capsys):
+    from littlekit.artifacts import export_aoa_table
+
+    root = tmp_path / "artifacts"
+    export_aoa_table(ART_AOA, root)  # only stage 1's file
+    source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS)
+    argv = ["filter", "--in", source, "--out", tmp_path / "o.jsonl", "--stages", "all", "--artifacts", root]
+    code, _, stderr = run_cli(capsys, *argv)
+    assert code == 2 and stderr.count("\n") == 1 and "Traceback" not in stderr
+    assert "--stages aoa,fasttext,encoder,symbolic,frequency cannot run" in stderr
+    for missing in ("models/fasttext_grade.bin", "models/modernbert_grade", "data/word_log_odds.parquet"):
+        assert f"{root}/{missing} (" in stderr
+    assert "data/aoa.parquet" not in stderr
+    code, _, stderr = run_cli(capsys, *argv, "--fasttext-model", tmp_path / "nope.bin")
+    assert code == 2 and "--fasttext-model file not found" in stderr
+    assert "models/fasttext_grade.bin" not in stderr and "models/modernbert_grade (" in stderr
+    assert not (tmp_path / "o.jsonl").exists()
+    code, _, stderr = run_cli(  # stages that need only what is there run
+        capsys, "filter", "--in", source, "--out", tmp_path / "o.jsonl", "--stages", "aoa,symbolic",
+        "--artifacts", root, "--aoa-impute", "none",
+    )  # fmt: skip
+    assert code == 0, stderr
+
+
+def test_path_options_override_the_artifacts_directory(tmp_path, capsys):
+    import pandas as pd
+
+    from littlekit.artifacts import export_word_table
+
+    root = make_artifacts(tmp_path / "artifacts")
+    source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS)
+
+    def kept(*extra) -> list[str]:
+        code, _, stderr = run_cli(
+            capsys, "filter", "--in", source, "--out", tmp_path / "kept.jsonl", "--stages",
+            "aoa,fasttext,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", *extra,
+        )  # fmt: skip
+        assert code == 0, stderr
+        return [doc["id"] for doc in read_jsonl(tmp_path / "kept.jsonl")]
+
+    assert kept() == ["easy"]  # "square" blocked by the directory's word table
+    lenient = export_word_table(
+        pd.DataFrame({"word": ["square"], "beyond_score": [1.0]}), tmp_path / "w.parquet"
+    )
+    assert kept("--word-table", lenient) == ["easy", "square"]
+    strict = tmp_path / "aoa.csv"
+    strict.write_text(TINY_AOA.replace("cat,3.5", "cat,15"), encoding="utf-8")
+    assert kept("--aoa-table", strict) == []  # "the cat ..." now too hard; other words unknown
+    (root / "models" / "fasttext_grade.bin").rename(tmp_path / "grade.bin")
+    assert kept("--fasttext-model", tmp_path / "grade.bin") == ["easy"]  # not looked for in DIR
+
+
+def test_executor_local_runs_the_stages_as_datatrove_blocks(tmp_path, capsys):
+    import gzip
+
+    (tmp_path / "in").mkdir()
+    write_jsonl(tmp_path / "in" / "a.jsonl", DEFAULT_CASCADE_DOCS[:2])
+    write_jsonl(tmp_path / "in" / "b.jsonl", [*DEFAULT_CASCADE_DOCS[2:], {"id": "blank", "text": " "}])
+    stages = ["--stages", "aoa,symbolic", "--batch-rows", "2"]
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", tmp_path / "in", "--out", tmp_path / "kept", "--rejected",
+        tmp_path / "rejected", "--executor", "local", "--tasks", "2", "--workers", "1",
+        "--logging-dir", tmp_path / "logs", *stages,
+    )  # fmt: skip
+    assert code == 0, stderr
+    kept = [json.loads(line) for f in sorted((tmp_path / "kept").glob("*.jsonl.gz")) for line in gzip.open(f)]
+    assert [doc["id"] for doc in kept] == ["easy"] and set(kept[0]["littlekit_scores"]) == {"aoa", "symbolic"}
+    assert sorted(p.name for p in (tmp_path / "rejected").iterdir()) == ["aoa", "input", "symbolic"]
+    report = json.loads((tmp_path / "logs" / "report.json").read_text())
+    assert (report["read"], report["kept"], report["dropped"], report["errored"]) == (5, 1, 3, 1)
+    assert report["consistent"] and report["run"]["executor"] == "local"
+    assert "retention after each stage" in stdout and f"logs: {tmp_path / 'logs'}" in stdout
+
+    source = write_jsonl(tmp_path / "all.jsonl", [*DEFAULT_CASCADE_DOCS, {"id": "blank", "text": " "}])
+    code, _, _ = run_cli(capsys, "filter", "--in", source, "--out", tmp_path / "k.jsonl", *stages)
+    assert code == 0 and [doc["id"] for doc in read_jsonl(tmp_path / "k.jsonl")] == ["easy"]
+
+
+def test_executor_slurm_submits_the_job_array(tmp_path, capsys, monkeypatch):
+    """A stand-in `sbatch` on PATH records the submission; the launch script is datatrove's own."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sbatch = bin_dir / "sbatch"
+    sbatch.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/sbatch.log\necho "Submitted batch job 4242"\n')
+    sbatch.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "activate").write_text("")
+    source = write_jsonl(tmp_path / "docs.jsonl", DEFAULT_CASCADE_DOCS)
+    code, stdout, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", tmp_path / "kept", "--executor", "slurm",
+        "--tasks", "3", "--logging-dir", tmp_path / "logs", "--slurm-partition", "cpu",
+        "--slurm-time", "02:00:00", "--slurm-cpus-per-task", "4", "--slurm-mem-per-cpu-gb", "3",
+        "--slurm-venv", venv,
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert "submitted to slurm: 3 tasks, stages aoa,symbolic" in stdout
+    script = (tmp_path / "logs" / "launch_script.slurm").read_text()
+    for line in (
+        "--partition=cpu",
+        "--time=02:00:00",
+        "--cpus-per-task=4",
+        "--mem-per-cpu=3G",
+        "--array=0-2",
+    ):
+        assert f"#SBATCH {line}" in script
+    assert f"source {venv / 'bin' / 'activate'}" in script
+    assert (tmp_path / "sbatch.log").read_text().count("\n") == 2  # the array, then the stats merge
+    assert not (tmp_path / "kept").exists()  # nothing ran here
