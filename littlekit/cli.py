@@ -606,8 +606,8 @@ def _names_a_file(path: str | Path) -> bool:
 
 def _activate_script(venv: Path) -> str:
     """datatrove sources venv_path in each task: a venv folder's bin/activate, or the path as given."""
-    script = venv / "bin" / "activate"
-    return str(script if script.is_file() else venv)
+    script = venv.absolute() / "bin" / "activate"  # tasks may start elsewhere than here
+    return str(script if script.is_file() else venv.absolute())
 
 
 def _slurm_options(args) -> dict[str, Any]:
