@@ -548,7 +548,7 @@ def _run_datatrove(args) -> int:
         )
         return 0
     report_path = args.report or args.logging_dir / "report.json"
-    _write_report(report_path, report, args, args.executor, args.out, args.rejected, options, seconds)
+    _write_report(report_path, report, args, args.format, args.out, args.rejected, options, seconds)
     print(report.summary())
     print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
     print(f"report  : {report_path}   logs: {args.logging_dir}")

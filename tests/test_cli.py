@@ -619,7 +619,7 @@ def test_executor_local_runs_the_stages_as_datatrove_blocks(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "rejected").iterdir()) == ["aoa", "input", "symbolic"]
     report = json.loads((tmp_path / "logs" / "report.json").read_text())
     assert (report["read"], report["kept"], report["dropped"], report["errored"]) == (5, 1, 3, 1)
-    assert report["consistent"] and report["run"]["executor"] == "local"
+    assert report["consistent"] and (report["run"]["executor"], report["run"]["format"]) == ("local", "auto")
     assert "retention after each stage" in stdout and f"logs: {tmp_path / 'logs'}" in stdout
 
     source = write_jsonl(tmp_path / "all.jsonl", [*DEFAULT_CASCADE_DOCS, {"id": "blank", "text": " "}])
