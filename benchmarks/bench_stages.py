@@ -1,12 +1,17 @@
 """Throughput of the rule-based filter stages, each against a bare pass of the token regex.
 
     python benchmarks/bench_stages.py [--in docs.jsonl] [--aoa-table aoa.csv] [--seconds 1.0]
+        [--stages aoa,fasttext,symbolic,frequency] [--fasttext-model X.bin] [--word-table T.parquet]
 
 Texts: `--in` (any jsonl with a "text" field) when given, else the embedded demo corpus
 (data/demo_corpus/demo_web.jsonl), else the CommonCoreText-PD passages. Every stage is timed
 in this process after a warm-up pass (so per-word memos are warm, as they are after the first
 few thousand documents of a real shard), as the best of repeated passes over all texts, with
 the baseline `WORD_RE.findall(text.lower())` timed the same way, interleaved with it.
+
+Stages 2 and 5 need trained files: the command line's, else runs/default/artifacts/ (left by
+`make book`), else small ones built now in a temporary folder through the same littlekit calls
+(littlekit.throughput.BenchArtifacts); the section's first line says which.
 
 A stage's section is one `bench_<stage>(texts, args)` function (args: the parsed command line)
 returning printable lines; add a stage by writing its function and listing it in SECTIONS.
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -23,6 +29,7 @@ from pathlib import Path
 
 from littlekit import config
 from littlekit.text import WORD_RE
+from littlekit.throughput import BenchArtifacts, facts_line, machine_facts
 
 DEFAULT_SOURCES = ("demo_corpus/demo_web.jsonl", "commoncoretext_pd/passages.jsonl")
 
@@ -67,12 +74,15 @@ def compare(
     return min(stage_times), min(bare_times)
 
 
-def rate_lines(label: str, texts: list[str], stage_s: float, bare_s: float) -> list[str]:
+def rate_lines(
+    label: str, texts: list[str], stage_s: float, bare_s: float, target: str = "  (target <= 3x)"
+) -> list[str]:
+    """Docs/s and tokens/s, the bare regex's docs/s, and the ratio (stage 1's target by default)."""
     n_tokens = sum(len(WORD_RE.findall(text.lower())) for text in texts)
     return [
         f"  {label}: {len(texts) / stage_s:,.0f} docs/s, {n_tokens / stage_s / 1e6:.2f} M tokens/s",
         f"  bare regex pass: {len(texts) / bare_s:,.0f} docs/s",
-        f"  ratio stage / bare regex: {stage_s / bare_s:.2f}x  (target <= 3x)",
+        f"  ratio stage / bare regex: {stage_s / bare_s:.2f}x{target}",
     ]
 
 
@@ -129,7 +139,67 @@ def bench_symbolic(texts: list[str], args: argparse.Namespace) -> list[str]:
     return lines
 
 
-SECTIONS = {"aoa": bench_aoa, "symbolic": bench_symbolic}
+def _artifact(args: argparse.Namespace, option: str) -> tuple[str, str]:
+    """A trained file: the command line's, else make book's, else one built now (said in the output)."""
+    given = getattr(args, option)
+    if given:
+        return given, f"{given} (--{option.replace('_', '-')})"
+    path, how = args.artifacts.get(option)
+    return str(path), how
+
+
+def bench_fasttext(texts: list[str], args: argparse.Namespace) -> list[str]:
+    """Stage 2 (fastText grade classifier): batched `score_batch` (as the cascade runs it) and one by one."""
+    from littlekit.stages.fasttext_stage import FastTextStage
+    from littlekit.throughput import decide_batched
+
+    path, how = _artifact(args, "fasttext_model")
+    stage = FastTextStage(path)
+
+    def run(batch: list[str]) -> Counter:
+        return Counter(decision.reason or "kept" for decision in decide_batched(stage, batch))
+
+    def one_by_one(batch: Iterable[str]) -> Counter:
+        return Counter(stage(text).reason or "kept" for text in batch)
+
+    outcomes = run(texts)
+    stage_s, bare_s = compare(run, texts, args.seconds)
+    single_s = min(timed_pass(one_by_one, texts) for _ in range(3))
+    return [
+        f"stage 2 fasttext (model: {how})",
+        *rate_lines("batched (score_batch, 1,000 a call)", texts, stage_s, bare_s, target=""),
+        f"  one text at a time: {len(texts) / single_s:,.0f} docs/s "
+        f"(batched is {single_s / stage_s:.2f}x faster)",
+        "  outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.most_common()),
+    ]
+
+
+def bench_frequency(texts: list[str], args: argparse.Namespace) -> list[str]:
+    """Stage 5 (frequency blocklist, the released hard rule): one dict lookup per word token."""
+    from littlekit.stages.frequency import FrequencyStage
+
+    path, how = _artifact(args, "word_table")
+    stage = FrequencyStage(path)
+
+    def run(batch: Iterable[str]) -> Counter:
+        return Counter(stage(text).reason or "kept" for text in batch)
+
+    outcomes = run(texts)
+    stage_s, bare_s = compare(run, texts, args.seconds)
+    return [
+        f"stage 5 frequency (word table: {how}; {len(stage.blocked):,} words blocked at "
+        f">= {stage.min_beyond_score:g})",
+        *rate_lines("blocklist rule", texts, stage_s, bare_s, target=""),
+        "  outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.most_common()),
+    ]
+
+
+SECTIONS = {
+    "aoa": bench_aoa,
+    "fasttext": bench_fasttext,
+    "symbolic": bench_symbolic,
+    "frequency": bench_frequency,
+}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -139,17 +209,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--in", dest="inp", help="jsonl with a 'text' field (default: embedded demo corpus)")
     parser.add_argument("--aoa-table", help="word,aoa csv/parquet (default: embedded Kuperman table)")
     parser.add_argument("--seconds", type=float, default=1.0, help="stage time to accumulate per stage")
+    default = "default: runs/default/artifacts/, else built now"
+    parser.add_argument("--fasttext-model", help=f"fastText .bin ({default})")
+    parser.add_argument("--word-table", help=f"word,beyond_score parquet/csv ({default})")
     parser.add_argument("--stages", default=",".join(SECTIONS), help=f"subset of {','.join(SECTIONS)}")
     args = parser.parse_args(argv)
 
     texts, source = load_texts(args.inp)
     n_chars = sum(map(len, texts))
     print(f"texts: {len(texts):,} from {source} (mean {n_chars / max(len(texts), 1):,.0f} chars)")
+    print(facts_line(machine_facts(torch_threads=False)))
     print("timing: best of interleaved passes, in-process, after a warm-up pass")
-    for name in filter(None, (part.strip() for part in args.stages.split(","))):
-        if name not in SECTIONS:
-            raise SystemExit(f"unknown stage {name!r}; known: {', '.join(SECTIONS)}")
-        print("\n".join(SECTIONS[name](texts, args)))
+    names = [part.strip() for part in args.stages.split(",") if part.strip()]
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown stage {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
+    with tempfile.TemporaryDirectory(prefix="bench-stages-") as workdir:
+        args.artifacts = BenchArtifacts(workdir)
+        for name in names:
+            print("\n".join(SECTIONS[name](texts, args)), flush=True)
 
 
 if __name__ == "__main__":
