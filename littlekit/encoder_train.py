@@ -22,6 +22,7 @@ import copy
 import json
 import logging
 import random
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,7 +43,15 @@ from littlekit.stages.encoder import (
 
 log = logging.getLogger(__name__)
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4 in this order
-TINY_MAX_LENGTH = 512  # the embedded default's truncation: CommonCoreText passages fit, CPU stays fast
+TINY_MAX_LENGTH = 256  # the embedded default's truncation: most passages fit, the CPU stays fast
+# The embedded default's size: 1.4M parameters (1.0M of them the 8k-word embedding table).
+TINY_SIZE: dict[str, Any] = {
+    "hidden_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "intermediate_size": 256,
+    "dropout": 0.1,
+}
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_length: int = MAX_LENGTH):
@@ -79,18 +88,19 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_leng
 
 def tiny_modernbert_config(
     tokenizer,
-    hidden_size: int = 192,
-    num_hidden_layers: int = 3,
-    num_attention_heads: int = 4,
-    intermediate_size: int = 384,
+    hidden_size: int = TINY_SIZE["hidden_size"],
+    num_hidden_layers: int = TINY_SIZE["num_hidden_layers"],
+    num_attention_heads: int = TINY_SIZE["num_attention_heads"],
+    intermediate_size: int = TINY_SIZE["intermediate_size"],
+    dropout: float = TINY_SIZE["dropout"],
     max_position_embeddings: int = MAX_LENGTH,
     classifier_pooling: str = "mean",
-    classifier_dropout: float = 0.1,
 ):
     """A ModernBertConfig for a four-band classifier over `tokenizer`'s vocabulary.
 
     ModernBERT's positions are rotary, so max_position_embeddings costs no parameters; it must
     be at least the truncation length. Mean pooling learns faster than [CLS] from random weights.
+    `dropout` applies to embeddings, attention, MLP and the classifier head alike.
     """
     from transformers import ModernBertConfig
 
@@ -101,13 +111,16 @@ def tiny_modernbert_config(
         num_attention_heads=num_attention_heads,
         intermediate_size=intermediate_size,
         max_position_embeddings=max_position_embeddings,
+        embedding_dropout=dropout,
+        attention_dropout=dropout,
+        mlp_dropout=dropout,
+        classifier_dropout=dropout,
         pad_token_id=tokenizer.pad_token_id,
         cls_token_id=tokenizer.cls_token_id,
         sep_token_id=tokenizer.sep_token_id,
         bos_token_id=tokenizer.cls_token_id,
         eos_token_id=tokenizer.sep_token_id,
         classifier_pooling=classifier_pooling,
-        classifier_dropout=classifier_dropout,
         num_labels=len(LABELS),
         id2label=dict(enumerate(LABELS)),
         label2id={band: i for i, band in enumerate(LABELS)},
@@ -118,10 +131,11 @@ def build_tiny_modernbert(
     train_texts: Sequence[str],
     out_dir: str | Path,
     vocab_size: int = 8000,
-    hidden_size: int = 192,
-    num_hidden_layers: int = 3,
-    num_attention_heads: int = 4,
-    intermediate_size: int = 384,
+    hidden_size: int = TINY_SIZE["hidden_size"],
+    num_hidden_layers: int = TINY_SIZE["num_hidden_layers"],
+    num_attention_heads: int = TINY_SIZE["num_attention_heads"],
+    intermediate_size: int = TINY_SIZE["intermediate_size"],
+    dropout: float = TINY_SIZE["dropout"],
     max_position_embeddings: int = MAX_LENGTH,
     seed: int = 0,
 ) -> Path:
@@ -137,11 +151,12 @@ def build_tiny_modernbert(
     tokenizer = train_tokenizer(train_texts, vocab_size, model_max_length=max_position_embeddings)
     config = tiny_modernbert_config(
         tokenizer,
-        hidden_size,
-        num_hidden_layers,
-        num_attention_heads,
-        intermediate_size,
-        max_position_embeddings,
+        hidden_size=hidden_size,
+        num_hidden_layers=num_hidden_layers,
+        num_attention_heads=num_attention_heads,
+        intermediate_size=intermediate_size,
+        dropout=dropout,
+        max_position_embeddings=max_position_embeddings,
     )
     model = AutoModelForSequenceClassification.from_config(config)
     out = Path(out_dir)
@@ -150,6 +165,25 @@ def build_tiny_modernbert(
     tokenizer.save_pretrained(out)
     save_label_map(out)
     return out
+
+
+def train_tiny_encoder(
+    train,
+    valid,
+    out_dir: str | Path,
+    config: EncoderTrainConfig | None = None,
+    vocab_size: int = 8000,
+    **size: Any,
+) -> TrainResult:
+    """The embedded default in one call: build a tiny ModernBERT on `train`'s texts, fine-tune it.
+
+    `size` overrides TINY_SIZE (hidden_size, num_hidden_layers, ...). `valid` picks the best
+    epoch; keep the test set (CommonCoreText-PD validation) out of it.
+    """
+    config = config or EncoderTrainConfig()
+    with tempfile.TemporaryDirectory(prefix="tiny-modernbert-") as start:
+        build_tiny_modernbert(train["text"], start, vocab_size=vocab_size, seed=config.seed, **size)
+        return fine_tune(start, train, valid, out_dir, config)
 
 
 @dataclass
@@ -280,6 +314,7 @@ def fine_tune(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
+    tokenizer.model_max_length = config.max_length  # EncoderStage(out) then cuts where training did
     tokenizer.save_pretrained(out)
     save_label_map(out)
     result = TrainResult(

@@ -17,9 +17,8 @@ from littlekit.encoder_train import (  # noqa: E402
     SPECIAL_TOKENS,
     EncoderTrainConfig,
     band_ids,
-    build_tiny_modernbert,
-    fine_tune,
     macro_f1,
+    train_tiny_encoder,
     train_tokenizer,
 )
 from littlekit.lexicon import AoALexicon  # noqa: E402
@@ -31,6 +30,7 @@ from littlekit.stages.encoder import (  # noqa: E402
     agreement_gate,
     aoa_band,
     band_from_scores,
+    default_max_length,
     load_encoder,
     model_labels,
     pick_device,
@@ -107,16 +107,9 @@ def trained(tmp_path_factory):
     """(TrainResult, train frame, valid frame): a 2-layer ModernBERT fine-tuned for two epochs."""
     base = tmp_path_factory.mktemp("encoder")
     train, valid = make_frame(200, seed=1), make_frame(40, seed=2)
-    start = build_tiny_modernbert(
-        train["text"],
-        base / "init",
-        vocab_size=1000,
-        hidden_size=64,
-        num_hidden_layers=2,
-        intermediate_size=128,
-    )
     config = EncoderTrainConfig(epochs=2, batch_size=16, max_length=64, lr=2e-3, device="cpu")
-    return fine_tune(start, train, valid, base / "model", config), train, valid
+    size = {"hidden_size": 64, "num_hidden_layers": 2, "intermediate_size": 128}
+    return train_tiny_encoder(train, valid, base / "model", config, vocab_size=1000, **size), train, valid
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +190,14 @@ def test_batched_scores_match_one_at_a_time(stage):
         alone = stage.score(text)
         assert alone["band"] == scores["band"] and alone["n_tokens"] == scores["n_tokens"]
         np.testing.assert_allclose(list(alone["probs"].values()), list(scores["probs"].values()), atol=1e-5)
+
+
+def test_default_truncation_is_the_training_length_capped_at_2048(trained):
+    stage = EncoderStage(trained[0].out_dir, device="cpu")
+    assert stage.max_length == 64  # the fixture fine-tuned with max_length=64
+    tokenizer = stage.tokenizer
+    tokenizer.model_max_length = 8192  # what ModernBERT-base's tokenizer says
+    assert default_max_length(tokenizer) == 2048
 
 
 def test_long_document_is_cut_at_max_length(trained):

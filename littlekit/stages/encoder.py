@@ -8,7 +8,8 @@ the released order K5, K8, K12, OOS (class 0 = K5, the class the released `filte
     EncoderStage("path/to/models/modernbert_grade")   # the released filter's directory
     EncoderStage("answerdotai/ModernBERT-base")       # a Hub id (fine-tune it first: its head is new)
 
-Documents are cut at `max_length` tokens (2,048 as in the paper), scored in padded batches of
+Documents are cut at `max_length` tokens (by default the length the model was fine-tuned at, as
+saved in its tokenizer's `model_max_length`, at most 2,048 as in the paper), scored in padded batches of
 texts of similar length, on CUDA when it is available (bf16 autocast there) and on the CPU
 otherwise. Scores: `band` (argmax), `prob` (its probability), `probs` (every band's probability,
 so notebooks can sweep a threshold on `probs["K5"]` without re-scoring) and `n_tokens` (tokens the
@@ -160,6 +161,17 @@ def model_labels(model) -> tuple[str, ...]:
     return LABELS
 
 
+def default_max_length(tokenizer) -> int:
+    """The truncation a model was trained with: its tokenizer's model_max_length, capped at 2,048.
+
+    `fine_tune` saves the tokenizer with model_max_length = its training max_length, so the
+    embedded default scores at the length it learned; ModernBERT-base says 8,192, cut to the
+    paper's 2,048. A tokenizer without a real limit (transformers' huge sentinel) gets 2,048.
+    """
+    limit = getattr(tokenizer, "model_max_length", None) or MAX_LENGTH
+    return int(min(limit, MAX_LENGTH))
+
+
 def save_label_map(out_dir: str | Path, labels: Sequence[str] = LABELS) -> Path:
     """Write labels.json ({"labels": [...], "keep": "K5"}) beside the model for other tools."""
     path = Path(out_dir) / LABEL_FILE
@@ -215,7 +227,7 @@ class EncoderStage(Stage):
         model: str | Path | Any,
         tokenizer: Any | None = None,
         batch_size: int = BATCH_SIZE,
-        max_length: int = MAX_LENGTH,
+        max_length: int | None = None,
         device: str | None = None,
         gate: AgreementGate | None = None,
         attn_implementation: str | None = None,
@@ -223,7 +235,7 @@ class EncoderStage(Stage):
         """`model`: a directory or Hub id (loaded with AutoModel/AutoTokenizer), or a loaded model
         passed with its `tokenizer`. `gate`: an AgreementGate, or None to score every document.
         `attn_implementation`: None picks default_attention for the device."""
-        if batch_size < 1 or max_length < 3:
+        if batch_size < 1 or (max_length is not None and max_length < 3):
             raise ValueError(f"batch_size must be >= 1 and max_length >= 3, got {batch_size}, {max_length}")
         if isinstance(model, str | Path):
             self.model, self.tokenizer = load_encoder(model, device, attn_implementation)
@@ -235,7 +247,7 @@ class EncoderStage(Stage):
         self.labels = model_labels(self.model)
         self.keep_index = self.labels.index("K5")
         self.batch_size = batch_size
-        self.max_length = max_length
+        self.max_length = max_length or default_max_length(self.tokenizer)
         self.gate = gate
 
     def score(self, text: str) -> dict[str, Any]:
