@@ -1,0 +1,443 @@
+"""Validating the whole cascade on grade-labelled passages: the paper's Figure 2, Table 4, its
+n-gram leakage audit (Appendix A.6) and examples of dropped documents (Appendix A.7).
+
+- `cascade_outcomes` runs a Cascade over a frame of passages and keeps, per passage, where it
+  left the cascade (the stage and reason) next to the frame's own columns (band, source, ...).
+- `retention_table` turns that into Figure 2: after each stage (and before any, "raw"), how many
+  passages of each group are still in, their share and a Wilson interval. Retention is
+  cumulative: a passage counts as retained after stage j when it left at a later stage or was
+  kept. `target_check` compares the final shares with the acceptance targets.
+- `retained_vs_removed` is Table 4: word counts, sentence length and long words of the K-5
+  passages the cascade kept against those it removed.
+- `standards_terms` extracts grade-6+ multi-word terms from CCSS/NGSS text by fixed rules (see
+  its docstring); `term_hits` finds them in passages; `leakage_table` is the audit's hit rate.
+- `dropped_examples`: the first passages (input order) each stage dropped, per reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from littlekit.io import Document
+from littlekit.pipeline import DROPPED, ERRORED, KEPT, Cascade, CascadeReport
+from littlekit.readability import LONG_WORD_CHARS, long_word_share, mean_sentence_length
+from littlekit.stats import wilson_interval
+from littlekit.text import word_tokens
+
+RAW = "raw"
+# The names Figure 2 gives the stages, keyed by our stage names.
+FIGURE2_LABELS: dict[str, str] = {
+    RAW: "Raw",
+    "aoa": "AoA+Zipf",
+    "fasttext": "FastText",
+    "encoder": "ModernBERT",
+    "symbolic": "Symbolic",
+    "frequency": "Frequency",
+}
+# The paper's final retention (Figure 2 and Sec. 3.1.6 / A.6); it prints no per-stage numbers.
+PAPER_FINAL_RETENTION: dict[str, dict[str, float]] = {
+    "CommonCoreText": {"K-5": 0.35, "Beyond K-5": 0.0},
+    "WeeBit": {"K-5": 0.42, "Beyond K-5": 0.0248},
+}
+TARGET_MIN_K5 = 0.35  # acceptance: at least this share of K-5 passages retained
+TARGET_MAX_BEYOND = 0.02  # acceptance: at most this share of Beyond-K-5 passages retained
+
+TABLE4_ROWS: tuple[str, ...] = (
+    "Word count (median)",
+    "Word count (mean)",
+    "Avg. sentence length (words)",
+    f"Long words (>={LONG_WORD_CHARS} chars)",
+)
+PAPER_TABLE4 = pd.DataFrame(
+    {"Retained": [115.0, 150.0, 13.3, 0.123], "Removed": [205.0, 228.0, 21.7, 0.180]},
+    index=pd.Index(TABLE4_ROWS, name="statistic"),
+)
+PAPER_N_TERMS = 126
+PAPER_TERM_HIT_RATE = 0.0009  # 0.09% of retained passages hold one of the 126 terms
+
+# --- running the cascade ------------------------------------------------------------------------
+
+
+def cascade_outcomes(
+    cascade: Cascade, passages: pd.DataFrame, text_column: str = "text", id_column: str = "id"
+) -> tuple[pd.DataFrame, CascadeReport]:
+    """Run `cascade` over the passages; return (one row per passage, the cascade's report).
+
+    The rows keep the frame's columns and add `status` (kept / dropped / errored), `stage` (the
+    stage that dropped it or raised on it; None when kept), `reason`, `kept` (bool) and
+    `exit_index` (position in the cascade of the stage it left at; len(stages) when kept). The
+    report is checked: its counts must add up.
+    """
+    if passages[id_column].duplicated().any():
+        raise ValueError(f"column {id_column!r} has duplicate ids; each passage needs its own")
+    documents = [
+        Document(str(pid), str(text), line=i + 1)
+        for i, (pid, text) in enumerate(zip(passages[id_column], passages[text_column], strict=True))
+    ]
+    run = cascade.run(documents)
+    outcomes = list(run)
+    run.report.check()
+    position = {name: i for i, name in enumerate(cascade.names)}
+    frame = passages.reset_index(drop=True).copy()
+    frame["status"] = [o.status for o in outcomes]
+    frame["stage"] = [o.stage for o in outcomes]
+    frame["reason"] = [o.reason for o in outcomes]
+    frame["kept"] = frame["status"].eq(KEPT)
+    # an input error (no stage) leaves before the first stage
+    frame["exit_index"] = [
+        len(cascade.names) if o.status == KEPT else position.get(o.stage, -1) for o in outcomes
+    ]
+    return frame, run.report
+
+
+# --- Figure 2 -----------------------------------------------------------------------------------
+
+
+def retention_table(
+    outcomes: pd.DataFrame, stages: Sequence[str], by: str | list[str] = "group", confidence: float = 0.95
+) -> pd.DataFrame:
+    """Cumulative retention after each stage, per group of `by` (Figure 2).
+
+    One row per (stage, group): `stage` ("raw" first, then `stages` in cascade order), `label`
+    (the paper's name for it), `position` (0 = raw), the group column(s), `n` (passages in the
+    group), `retained` (still in after that stage), `share` and its Wilson interval.
+    """
+    keys = [by] if isinstance(by, str) else list(by)
+    parts = []
+    for position, stage in enumerate([RAW, *stages]):
+        # after the stage at `position` (raw = 0), a passage is in when it left later or was kept
+        still_in = outcomes.assign(_in=outcomes["exit_index"] >= position)
+        counts = still_in.groupby(keys, observed=True, sort=True)["_in"].agg(n="size", retained="sum")
+        counts = counts.reset_index().astype({"n": int, "retained": int})
+        counts.insert(0, "position", position)
+        counts.insert(0, "label", FIGURE2_LABELS.get(stage, stage))
+        counts.insert(0, "stage", stage)
+        parts.append(counts)
+    table = pd.concat(parts, ignore_index=True)
+    table["share"] = table["retained"] / table["n"]
+    low, high = wilson_interval(table["retained"].to_numpy(), table["n"].to_numpy(), confidence)
+    table["ci_low"], table["ci_high"] = low, high
+    return table
+
+
+def retention_wide(table: pd.DataFrame, by: str = "group", value: str = "share") -> pd.DataFrame:
+    """`retention_table` as one row per stage (paper's label) and one column per group."""
+    wide = table.pivot(index=["position", "label"], columns=by, values=value)
+    return wide.droplevel("position").rename_axis(index="stage", columns=None)
+
+
+def target_check(
+    table: pd.DataFrame,
+    by: str = "group",
+    min_k5: float = TARGET_MIN_K5,
+    max_beyond: float = TARGET_MAX_BEYOND,
+) -> pd.DataFrame:
+    """The final stage's K-5 and Beyond-K-5 retention against the targets, with a `holds` column."""
+    final = table[table["position"] == table["position"].max()].set_index(by)
+    targets = {"K-5": (">=", min_k5), "Beyond K-5": ("<=", max_beyond)}
+    missing = [group for group in targets if group not in final.index]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)} passages in the table; cannot check the targets")
+    rows = []
+    for group, (op, target) in targets.items():
+        share = float(final.loc[group, "share"])
+        holds = share >= target if op == ">=" else share <= target
+        rows.append(
+            {
+                "group": group,
+                "retained": int(final.loc[group, "retained"]),
+                "n": int(final.loc[group, "n"]),
+                "share": share,
+                "ci_low": float(final.loc[group, "ci_low"]),
+                "ci_high": float(final.loc[group, "ci_high"]),
+                "target": f"{op} {target:.0%}",
+                "holds": bool(holds),
+            }
+        )
+    return pd.DataFrame(rows).set_index("group")
+
+
+# --- Table 4 ------------------------------------------------------------------------------------
+
+
+def whitespace_words(text: str) -> int:
+    """Words as a reader counts them: whitespace-separated pieces (the passages' `n_words`)."""
+    return len(text.split())
+
+
+def retained_vs_removed(texts: Iterable[str], kept: Iterable[bool]) -> pd.DataFrame:
+    """Table 4: per statistic (rows, `TABLE4_ROWS`), its value over retained and removed texts.
+
+    Word count: whitespace words, median and mean over texts. Sentence length: mean over texts of
+    each text's mean words per sentence (littlekit.readability.mean_sentence_length). Long words:
+    mean over texts of each text's share of word tokens with >= 7 letters (long_word_share). A row
+    `n` gives the number of texts on each side; a side without texts is NaN.
+    """
+    frame = pd.DataFrame({"text": list(texts), "kept": list(kept)})
+    if frame["kept"].isna().any():
+        raise ValueError("kept has missing values")
+    frame["words"] = frame["text"].map(whitespace_words)
+    frame["sentence_length"] = frame["text"].map(mean_sentence_length)
+    frame["long_words"] = frame["text"].map(long_word_share)
+    columns = {}
+    for name, side in (
+        ("Retained", frame[frame["kept"].astype(bool)]),
+        ("Removed", frame[~frame["kept"].astype(bool)]),
+    ):
+        columns[name] = [
+            side["words"].median(),
+            side["words"].mean(),
+            side["sentence_length"].mean(),
+            side["long_words"].mean(),
+            float(len(side)),
+        ]
+    return pd.DataFrame(columns, index=pd.Index([*TABLE4_ROWS, "n"], name="statistic"))
+
+
+# --- the n-gram leakage audit -------------------------------------------------------------------
+
+# Function words: a term may not start or end with one, nor hold one inside except "of".
+STOP_WORDS = frozenset(
+    """
+    a an the and or but nor of in on at to for from by with as into onto upon over under about
+    above below between among through during before after within without across against along
+    around than then that this these those it its is are was were be been being has have had do
+    does did can could may might must shall should will would not no so such their them they there
+    which who whom whose what when where why how whether while all any both each either every few
+    many more most much other others same some one two three own also eg ie etc use using used
+    including include includes well very just only up out see grade grades ccr
+    """.split()
+)
+SKILL_STRANDS = frozenset({"W", "WHST", "SL"})  # CCSS-ELA writing and speaking strands
+_PUNCTUATION = re.compile(r"[^\w\s'’-]+")  # terms never run across punctuation
+COMMON_ZIPF = 5.0  # a term needs one word rarer than this (Zipf 5: ~1 in 10,000 English words)
+UPPER_GRADES = frozenset(str(g) for g in range(6, 13))
+LOWER_GRADES = frozenset({"K", "1", "2", "3", "4", "5"})
+
+
+def _chunks(text: str) -> list[list[str]]:
+    """Word tokens (the filter's) of each punctuation-free stretch of a text."""
+    return [tokens for part in _PUNCTUATION.split(text) if (tokens := word_tokens(part))]
+
+
+def _ngrams(text: str, sizes: Sequence[int]) -> set[tuple[str, ...]]:
+    return {
+        tuple(tokens[i : i + n])
+        for tokens in _chunks(text)
+        for n in sizes
+        for i in range(len(tokens) - n + 1)
+    }
+
+
+def _phrase_like(gram: tuple[str, ...], lead_verbs: Collection[str]) -> bool:
+    """The rules a candidate must pass to look like a noun phrase, without a tagger."""
+    if gram[0] in STOP_WORDS or gram[-1] in STOP_WORDS:
+        return False
+    if any(word in STOP_WORDS and word != "of" for word in gram[1:-1]):
+        return False
+    if gram[0] in lead_verbs or gram[0].endswith("ing"):  # "analyze how ...", "solving real ..."
+        return False
+    if gram[-1].endswith("ed") or any(word.endswith("ly") for word in gram):  # participles, adverbs
+        return False
+    if gram[-1].endswith("s") and gram[-1][:-1] in lead_verbs:  # "author develops"
+        return False
+    return True
+
+
+def _occurrences(
+    text: str, sizes: Sequence[int], lead_verbs: Collection[str]
+) -> set[tuple[tuple[str, ...], str | None, str | None]]:
+    """(n-gram, word before, word after) for each n-gram of a text; a neighbour that is missing
+    (start or end of a stretch), a function word or a lead verb is None: no phrase extends there."""
+    found = set()
+    for tokens in _chunks(text):
+        padded = [None, *(None if t in STOP_WORDS or t in lead_verbs else t for t in tokens), None]
+        for n in sizes:
+            for i in range(len(tokens) - n + 1):
+                found.add((tuple(tokens[i : i + n]), padded[i], padded[i + n + 1]))
+    return found
+
+
+def _cut_off(before: set, after: set) -> bool:
+    """True when a phrase is always preceded, or always followed, by the same content word: it is
+    then a piece of a longer phrase ("terms of rigid" of "terms of rigid motions")."""
+    return (len(before) == 1 and None not in before) or (len(after) == 1 and None not in after)
+
+
+def _contains(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
+    n = len(shorter)
+    return any(longer[i : i + n] == shorter for i in range(len(longer) - n + 1))
+
+
+def _zipfs(gram: tuple[str, ...]) -> list[float]:
+    """wordfreq Zipf frequencies of a term's content words (its words other than "of")."""
+    from littlekit.lexicon import zipf
+
+    return [zipf(word) for word in gram if word not in STOP_WORDS]
+
+
+def standards_terms(
+    standards: pd.DataFrame,
+    n_terms: int = PAPER_N_TERMS,
+    excluded_words: Collection[str] = (),
+    sizes: Sequence[int] = (2, 3),
+    skip_strands: Collection[str] = SKILL_STRANDS,
+    common_zipf: float = COMMON_ZIPF,
+) -> pd.DataFrame:
+    """Grade-6+ multi-word terms from CCSS/NGSS statements, by fixed rules (the audit's term list).
+
+    `standards`: columns framework, code, grade, text (littlekit.corpora.load_standards). Upper
+    statements are grades 6-12, lower ones K-5; cross-grade anchors ("K-12") count as neither.
+    CCSS-ELA statements of the writing and speaking strands (`skip_strands`) are not mined for
+    terms (they name skills, "avoiding plagiarism", not concepts) but still count as lower text.
+
+    A candidate is a run of `sizes` word tokens inside one punctuation-free stretch that
+      1. looks like a noun phrase: no function word at either end or inside (except "of"); it does
+         not start with a word that starts some standard statement (the imperative verbs,
+         "analyze", "determine", ... found from the text) or with an "-ing" word, nor end in
+         such a verb + "s" or in "-ed"; no "-ly" word;
+      2. never occurs in a K-5 statement, and holds at least one word no K-5 statement uses;
+      3. holds at least one word rarer in general English than Zipf `common_zipf` (wordfreq), so
+         phrases of everyday words ("united states", "second law") drop out;
+      4. shares no word with `excluded_words` (the paper excludes the blocklist's vocabulary).
+    Score: the number of distinct grade 6-12 statements holding it; ties go to the rarer phrase
+    (lower mean Zipf frequency of its words other than "of"), then alphabetical order. Walking down the
+    ranking, a candidate is skipped when it contains a term already taken (it adds no match).
+    Before ranking, a candidate always preceded, or always followed, by the same content word in
+    the grade 6-12 text is dropped as a cut-off piece of a longer phrase ("terms of rigid").
+
+    Returns the top `n_terms`: term, n_words, statements, mean_zipf, frameworks, example_code.
+    """
+    frame = standards[standards["grade"].isin(UPPER_GRADES | LOWER_GRADES)]
+    lower = frame[frame["grade"].isin(LOWER_GRADES)]
+    upper = frame[frame["grade"].isin(UPPER_GRADES)]
+    strand = upper["code"].str.split(".").str[0]
+    upper = upper[~(upper["framework"].eq("CCSS-ELA") & strand.isin(set(skip_strands)))]
+    lead_verbs = {tokens[0] for text in frame["text"] if (tokens := word_tokens(text))} - STOP_WORDS
+    lower_grams = set().union(*(_ngrams(text, sizes) for text in lower["text"]))
+    lower_words = {word for text in lower["text"] for word in word_tokens(text)}
+    excluded = set(excluded_words)
+
+    statements: Counter[tuple[str, ...]] = Counter()
+    frameworks: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    first_code: dict[tuple[str, ...], str] = {}
+    neighbours: dict[tuple[str, ...], tuple[set, set]] = defaultdict(lambda: (set(), set()))
+    for framework, code, text in zip(upper["framework"], upper["code"], upper["text"], strict=True):
+        for gram, before, after in sorted(_occurrences(text, sizes, lead_verbs), key=str):
+            neighbours[gram][0].add(before)
+            neighbours[gram][1].add(after)
+        for gram in _ngrams(text, sizes):
+            if gram in lower_grams or not _phrase_like(gram, lead_verbs):
+                continue
+            if all(word in lower_words for word in gram) or excluded.intersection(gram):
+                continue
+            statements[gram] += 1
+            frameworks[gram].add(framework)
+            first_code.setdefault(gram, code)
+
+    word_zipfs = {gram: _zipfs(gram) for gram in statements}
+    statements = Counter(
+        {
+            gram: n
+            for gram, n in statements.items()
+            if min(word_zipfs[gram]) < common_zipf and not _cut_off(*neighbours[gram])
+        }
+    )
+    zipfs = {gram: float(np.mean(word_zipfs[gram])) for gram in statements}
+    ranked = sorted(statements, key=lambda g: (-statements[g], zipfs[g], " ".join(g)))
+    taken: list[tuple[str, ...]] = []
+    for gram in ranked:
+        if len(taken) == n_terms:
+            break
+        if any(_contains(gram, t) for t in taken):
+            continue
+        taken.append(gram)
+    return pd.DataFrame(
+        {
+            "term": [" ".join(g) for g in taken],
+            "n_words": [len(g) for g in taken],
+            "statements": [statements[g] for g in taken],
+            "mean_zipf": [round(zipfs[g], 2) for g in taken],
+            "frameworks": [", ".join(sorted(frameworks[g])) for g in taken],
+            "example_code": [first_code[g] for g in taken],
+        }
+    )
+
+
+def term_hits(texts: Iterable[str], terms: Iterable[str]) -> list[list[str]]:
+    """Per text, the terms it holds (sorted), matched on the filter's word tokens within
+    punctuation-free stretches, so "kinetic energy" matches "Kinetic  energy" but not
+    "kinetic. Energy"."""
+    wanted = {tuple(term.split()) for term in terms}
+    if not wanted:
+        return [[] for _ in texts]
+    sizes = sorted({len(gram) for gram in wanted})
+    return [sorted(" ".join(g) for g in _ngrams(text, sizes) & wanted) for text in texts]
+
+
+def leakage_table(
+    outcomes: pd.DataFrame, terms: Iterable[str], by: str = "kept", text_column: str = "text"
+) -> pd.DataFrame:
+    """Per group of `by` (default retained vs removed): passages, passages holding a term, the
+    share with its Wilson interval, and the terms found with their counts."""
+    frame = outcomes[[by, text_column]].copy()
+    frame["terms"] = term_hits(frame[text_column], terms)
+    frame["hit"] = frame["terms"].map(bool)
+    rows = []
+    for key, group in frame.groupby(by, observed=True, sort=True):
+        counts = Counter(term for found in group["terms"] for term in found)
+        hits = int(group["hit"].sum())
+        low, high = wilson_interval(hits, len(group))
+        rows.append(
+            {
+                by: key,
+                "n": len(group),
+                "with_term": hits,
+                "share": hits / len(group),
+                "ci_low": low,
+                "ci_high": high,
+                "terms_found": ", ".join(f"{t} ({n})" for t, n in counts.most_common()),
+            }
+        )
+    return pd.DataFrame(rows).set_index(by)
+
+
+# --- Appendix A.7 -------------------------------------------------------------------------------
+
+
+def dropped_examples(
+    outcomes: pd.DataFrame,
+    per_reason: int = 1,
+    stages: Sequence[str] | None = None,
+    columns: Sequence[str] = ("id", "band"),
+    chars: int = 300,
+    text_column: str = "text",
+) -> pd.DataFrame:
+    """The first `per_reason` passages (input order) each stage dropped for each reason.
+
+    Rows are in cascade order when `stages` is given (else by stage name), then by reason;
+    `excerpt` holds the first `chars` characters with whitespace collapsed.
+    """
+    dropped = outcomes[outcomes["status"].isin([DROPPED, ERRORED])]
+    order = {name: i for i, name in enumerate(stages)} if stages is not None else None
+    picked = dropped.groupby(["stage", "reason"], sort=True, dropna=False).head(per_reason)
+    picked = picked.assign(_order=picked["stage"].map(order) if order else 0)
+    picked = picked.sort_values(["_order", "stage", "reason"], kind="stable")
+    excerpt = picked[text_column].str.split().str.join(" ")
+    excerpt = excerpt.where(excerpt.str.len() <= chars, excerpt.str.slice(0, chars) + " ...")
+    keep = ["stage", "reason", *[c for c in columns if c in picked.columns]]
+    return picked[keep].assign(excerpt=excerpt).reset_index(drop=True)
+
+
+def stage_reasons(outcomes: pd.DataFrame, by: str = "group") -> pd.DataFrame:
+    """Counts of passages per (stage, reason) that left the cascade, one column per group."""
+    left = outcomes[~outcomes["kept"]]
+    table = (
+        left.groupby(["exit_index", "stage", "reason", by], observed=True).size().unstack(by, fill_value=0)
+    )
+    return table.droplevel("exit_index")
