@@ -17,7 +17,8 @@ not say which dropped documents count as Beyond-K-5; here the rule is explicit:
 `pool_frame` turns cascade outcomes into one row per document with its pool; `pool_texts`
 gives the two lists `littlekit.blocklist.score_words` takes. `retention_after_stages` counts,
 per group (e.g. K-5 vs Beyond K-5), the share still kept after each stage, for Figure-2 style
-tables. `overlaps` flags documents sharing text with a held-out set, to keep it out of the pools.
+tables. `overlaps` flags documents sharing text with a held-out set, to keep it out of the pools;
+`document_frequency` tells a word spread over a pool from one that a single document repeats.
 """
 
 from __future__ import annotations
@@ -142,3 +143,17 @@ def overlaps(texts: Iterable[str], reference: Iterable[str], n: int = 8) -> list
         seen |= shingles(text, n)
         exact.add(text.strip())
     return [text.strip() in exact or not shingles(text, n).isdisjoint(seen) for text in texts]
+
+
+def document_frequency(texts: Iterable[str], words: Iterable[str]) -> pd.Series:
+    """How many of `texts` hold each of `words` at least once (the filter's word tokens).
+
+    A word with a high count but a document frequency of one or two comes from a single long
+    document (a name, a topic) rather than from Beyond-K-5 text in general.
+    """
+    wanted = list(dict.fromkeys(words))
+    counts = dict.fromkeys(wanted, 0)
+    for text in texts:
+        for word in set(word_tokens(text)).intersection(counts):
+            counts[word] += 1
+    return pd.Series(counts, name="documents", dtype="int64")

@@ -11,6 +11,7 @@ from littlekit.pools import (
     BEYOND_POOL,
     INPUT,
     K5_POOL,
+    document_frequency,
     overlaps,
     pool_frame,
     pool_of,
@@ -125,3 +126,9 @@ def test_overlaps_flags_shared_eight_word_runs_and_exact_copies():
         "Something else entirely.",
     ]
     assert overlaps(texts, reference) == [True, False, True, False]
+
+
+def test_document_frequency_counts_documents_not_tokens():
+    texts = ["Lesnar lesnar LESNAR wins.", "The cat wins.", "the cat"]
+    counts = document_frequency(texts, ["lesnar", "cat", "wins", "absent", "cat"])
+    assert counts.to_dict() == {"lesnar": 1, "cat": 2, "wins": 2, "absent": 0}
