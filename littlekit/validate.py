@@ -88,9 +88,9 @@ def cascade_outcomes(
     frame["stage"] = [o.stage for o in outcomes]
     frame["reason"] = [o.reason for o in outcomes]
     frame["kept"] = frame["status"].eq(KEPT)
-    # an input error (no stage) leaves before the first stage
+    # an input error (no stage) counts as read (raw) but leaves at the first stage
     frame["exit_index"] = [
-        len(cascade.names) if o.status == KEPT else position.get(o.stage, -1) for o in outcomes
+        len(cascade.names) if o.status == KEPT else position.get(o.stage, 0) for o in outcomes
     ]
     return frame, run.report
 
@@ -441,3 +441,45 @@ def stage_reasons(outcomes: pd.DataFrame, by: str = "group") -> pd.DataFrame:
         left.groupby(["exit_index", "stage", "reason", by], observed=True).size().unstack(by, fill_value=0)
     )
     return table.droplevel("exit_index")
+
+
+# --- the figure -----------------------------------------------------------------------------------
+
+
+def plot_retention(
+    table: pd.DataFrame,
+    ax,
+    by: str = "group",
+    colors: dict[str, str] | None = None,
+    order: Sequence[str] | None = None,
+    paper: dict[str, float] | None = None,
+):
+    """Figure 2's panel: per group of `by`, the share retained after each stage as a line with
+    its Wilson band; `paper` ({group: share}) marks the paper's final figures at the last stage
+    as hollow diamonds. `table` is a `retention_table`; `colors` maps groups to colours."""
+    labels = table.sort_values("position")["label"].unique()
+    x = np.arange(len(labels))
+    groups = list(order) if order is not None else sorted(table[by].unique())
+    for group in groups:
+        rows = table[table[by] == group].sort_values("position")
+        color = (colors or {}).get(group)
+        line = ax.plot(
+            x, rows["share"], marker="o", color=color, label=f"{group} (n={int(rows['n'].iloc[0]):,})"
+        )[0]
+        ax.fill_between(x, rows["ci_low"], rows["ci_high"], color=line.get_color(), alpha=0.15, linewidth=0)
+        if paper and group in paper:
+            ax.plot(
+                [x[-1]],
+                [paper[group]],
+                marker="D",
+                markersize=9,
+                markerfacecolor="none",
+                markeredgecolor=line.get_color(),
+                linestyle="none",
+                label=f"{group}, paper: {paper[group]:.0%}",
+            )
+    ax.set_xticks(x, labels, rotation=30, ha="right")
+    ax.set_ylim(-0.02, 1.02)
+    ax.yaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
+    ax.set_ylabel("retained")
+    return ax

@@ -209,3 +209,21 @@ def test_stage_reasons_per_group(outcomes):
     table = v.stage_reasons(outcomes)
     assert table.loc[("symbolic", "symbolic_exponents"), "Beyond K-5"] == 2
     assert table.loc[("frequency", "frequency_blocklist"), "K-5"] == 1
+
+
+def test_plot_retention_draws_one_line_per_group_and_the_papers_marks(outcomes):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    table = v.retention_table(outcomes, STAGES)
+    v.plot_retention(table, ax, order=["K-5", "Beyond K-5"], paper={"K-5": 0.35})
+    lines = ax.get_lines()
+    assert len(lines) == 3  # two groups, one paper mark
+    assert list(lines[0].get_ydata()) == pytest.approx([1.0, 2 / 3, 1 / 3])
+    assert list(lines[1].get_ydata()) == [0.35] and list(lines[1].get_xdata()) == [2]
+    assert list(lines[2].get_ydata()) == pytest.approx([1.0, 0.5, 0.25])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Raw", "Symbolic", "Frequency"]
+    plt.close(fig)
