@@ -167,3 +167,15 @@ def test_datatrove_one_and_two_workers_keep_the_same_documents(tmp_path):
     assert all(seconds > 0 for seconds in result.wall_s.values())
     assert result.speedup == pytest.approx(result.wall_s[1] / result.wall_s[2])
     assert not result.notes
+
+
+@pytest.mark.slow
+def test_bench_artifacts_build_an_encoder_the_stage_loads(tmp_path):
+    from littlekit.stages.encoder import EncoderStage
+
+    artifacts = BenchArtifacts(tmp_path / "work", root=tmp_path / "empty", max_per_band=30, encoder_steps=2)
+    path, how = artifacts.get("encoder_model")
+    assert "built now" in how
+    rates = measure_stage_rates(TEXTS, [EncoderStage(path, device="cpu")], repeats=1)
+    assert list(rates["stage"]) == ["encoder"]  # no CPU cascade: the encoder is the GPU stage
+    assert rates.loc[0, "docs/s"] > 0 and rates.loc[0, "unit"] == "core"
