@@ -381,15 +381,23 @@ def term_hits(texts: Iterable[str], terms: Iterable[str]) -> list[list[str]]:
 
 
 def leakage_table(
-    outcomes: pd.DataFrame, terms: Iterable[str], by: str = "kept", text_column: str = "text"
+    outcomes: pd.DataFrame,
+    terms: Iterable[str],
+    by: str = "kept",
+    text_column: str = "text",
+    levels: Sequence | None = None,
 ) -> pd.DataFrame:
     """Per group of `by` (default retained vs removed): passages, passages holding a term, the
-    share with its Wilson interval, and the terms found with their counts."""
+    share with its Wilson interval, and the terms found with their counts. `levels` lists the
+    groups to report, in order, including any without passages (n 0, share NaN); default: the
+    groups present, sorted."""
     frame = outcomes[[by, text_column]].copy()
     frame["terms"] = term_hits(frame[text_column], terms)
     frame["hit"] = frame["terms"].map(bool)
+    groups = dict(list(frame.groupby(by, observed=True, sort=True)))
     rows = []
-    for key, group in frame.groupby(by, observed=True, sort=True):
+    for key in groups if levels is None else levels:
+        group = groups.get(key, frame.iloc[0:0])
         counts = Counter(term for found in group["terms"] for term in found)
         hits = int(group["hit"].sum())
         low, high = wilson_interval(hits, len(group))
@@ -398,7 +406,7 @@ def leakage_table(
                 by: key,
                 "n": len(group),
                 "with_term": hits,
-                "share": hits / len(group),
+                "share": hits / len(group) if len(group) else np.nan,
                 "ci_low": low,
                 "ci_high": high,
                 "terms_found": ", ".join(f"{t} ({n})" for t, n in counts.most_common()),

@@ -194,6 +194,10 @@ def test_leakage_table_counts_passages_with_a_term():
     assert table.loc[True, "with_term"] == 1 and table.loc[True, "n"] == 3
     assert table.loc[False, "share"] == pytest.approx(1.0)
     assert table.loc[False, "terms_found"] == "thermal energy (2), kinetic energy (1)"
+    only_removed = v.leakage_table(frame[~frame["kept"]], ["kinetic energy"], levels=[True, False])
+    assert list(only_removed.index) == [True, False]
+    assert only_removed.loc[True, "n"] == 0 and math.isnan(only_removed.loc[True, "share"])
+    assert only_removed.loc[False, "with_term"] == 1
 
 
 def test_dropped_examples_first_per_reason_in_cascade_order(outcomes):
