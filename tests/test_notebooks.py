@@ -22,6 +22,10 @@ NOTEBOOKS = [
         "05_symbolic_filter.ipynb",
         {"sample_size": 120, "math_sample_size": 40, "examples_per_family": 1, "adversarial_chars": 20_000},
     ),
+    (  # needs chapters 3, 4 and 6 of the same run first (it stops, saying so, when their files are missing)
+        "07_filter_validation.ipynb",
+        {"max_per_group": 20, "demo_sample_size": 60, "rate_sample_size": 15},
+    ),
 ]
 
 
