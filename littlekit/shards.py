@@ -1,0 +1,444 @@
+"""Packed token shards, a BOS-aligned mixture loader with exact resume, and a held-out eval stream.
+
+Layout of a shard directory written by `write_shards`:
+
+- `shard_00000.bin`, ...: flat token ids (uint16 when the vocabulary has < 65,536 ids, else
+  uint32), each document stored as BOS + tokens + EOS; a document never spans two shards.
+- `documents.npy`: int64 array of shape (n_docs, 3) holding, per document, its start index in the
+  concatenated stream, its token count (BOS and EOS included) and its UTF-8 byte count (what
+  bits per byte divides by). Kept out of the JSON so millions of documents stay cheap to load.
+- `manifest.json`: dtype, special ids, shard files with token and document counts, totals.
+
+`BatchLoader` builds every row from whole documents: a row starts at a document's BOS, the
+following documents (in the source's seeded per-epoch order) are packed after it, and the
+document that overflows the row is cropped; its tail is not used. The rows of a global batch are
+planned from document lengths alone, so every rank plans the same global batch and reads only
+its own contiguous slice of rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+
+MANIFEST = "manifest.json"
+DOCUMENTS = "documents.npy"
+FORMAT_VERSION = 1
+IGNORE_INDEX = -100
+
+# The paper's cool-off mixture (fractions of training tokens' rows), keyed by source name;
+# `mixture_sources(root)` maps each name to the shard directory root/<name>.
+PAPER_COOLOFF_MIX: dict[str, float] = {
+    "k5_pretrain": 0.91,
+    "k5_math_reasoning": 0.05,
+    "k5_math_instruct": 0.02,
+    "general_instruct": 0.02,
+}
+
+_CHOICE_BLOCK = 4096  # rows whose sources are drawn from one seeded generator
+
+
+def special_ids(tokenizer: Any) -> tuple[int, int]:
+    """(bos_id, eos_id) of a tokenizer; a tokenizer without BOS (Qwen's own) uses EOS for both."""
+    eos = tokenizer.eos_token_id
+    if eos is None:
+        raise ValueError("the tokenizer needs an eos_token to separate documents")
+    bos = tokenizer.bos_token_id
+    return (eos if bos is None else bos), eos
+
+
+def token_dtype(vocab_size: int) -> np.dtype:
+    """uint16 when every id fits in 16 bits, else uint32."""
+    return np.dtype(np.uint16 if vocab_size <= 1 << 16 else np.uint32)
+
+
+def _text_of(item: str | Mapping[str, Any], text_key: str) -> str:
+    if isinstance(item, str):
+        return item
+    return item[text_key]
+
+
+def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _vocab_sha256(tokenizer: Any) -> str:
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])
+    return hashlib.sha256(json.dumps(vocab, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+class _ShardWriter:
+    """Appends documents to numbered shard files, closing a shard once it holds shard_tokens."""
+
+    def __init__(self, out_dir: Path, dtype: np.dtype, shard_tokens: int):
+        self.out_dir, self.dtype, self.shard_tokens = out_dir, dtype, shard_tokens
+        self.shards: list[dict[str, Any]] = []
+        self.handle = None
+        self.total = 0
+
+    def add(self, ids: np.ndarray) -> int:
+        """Writes one document; returns its start index in the concatenated stream."""
+        if self.handle is None or self.shards[-1]["tokens"] >= self.shard_tokens:
+            self._open()
+        start = self.total
+        self.handle.write(ids.astype(self.dtype).tobytes())
+        self.shards[-1]["tokens"] += len(ids)
+        self.shards[-1]["docs"] += 1
+        self.total += len(ids)
+        return start
+
+    def _open(self) -> None:
+        self.close()
+        name = f"shard_{len(self.shards):05d}.bin"
+        self.handle = open(self.out_dir / name, "wb")  # noqa: SIM115 - closed in close()
+        self.shards.append({"file": name, "start": self.total, "tokens": 0, "docs": 0})
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+def write_shards(
+    texts: Iterable[str | Mapping[str, Any]],
+    tokenizer: Any,
+    out_dir: str | os.PathLike,
+    shard_tokens: int = 1 << 26,
+    batch_size: int = 512,
+    text_key: str = "text",
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Tokenises documents into packed shards under out_dir and returns the manifest.
+
+    texts holds strings or dicts with a `text_key` field; empty texts are skipped (and counted).
+    Output depends only on the texts, their order and the tokenizer, so it is reproducible.
+    """
+    if shard_tokens < 1 or batch_size < 1:
+        raise ValueError("shard_tokens and batch_size must be positive")
+    out = Path(out_dir)
+    if (out / MANIFEST).exists() and not overwrite:
+        raise FileExistsError(f"{out / MANIFEST} exists; pass overwrite=True to replace it")
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("shard_*.bin"):
+        old.unlink()
+    bos, eos = special_ids(tokenizer)
+    vocab_size = len(tokenizer)
+    dtype = token_dtype(vocab_size)
+    writer = _ShardWriter(out, dtype, shard_tokens)
+    rows: list[tuple[int, int, int]] = []
+    skipped = 0
+    try:
+        for batch in _batched((_text_of(item, text_key) for item in texts), batch_size):
+            kept = [text for text in batch if text]
+            skipped += len(batch) - len(kept)
+            if not kept:
+                continue
+            encoded = tokenizer(kept, add_special_tokens=False)["input_ids"]
+            for text, ids in zip(kept, encoded, strict=True):
+                doc = np.asarray([bos, *ids, eos], dtype=np.int64)
+                if doc.max() >= vocab_size:
+                    raise ValueError(f"token id {doc.max()} outside the vocabulary of {vocab_size}")
+                rows.append((writer.add(doc), len(doc), len(text.encode("utf-8"))))
+    finally:
+        writer.close()
+    documents = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+    np.save(out / DOCUMENTS, documents)
+    manifest = {
+        "format": FORMAT_VERSION,
+        "dtype": dtype.name,
+        "vocab_size": vocab_size,
+        "vocab_sha256": _vocab_sha256(tokenizer),
+        "bos_id": int(bos),
+        "eos_id": int(eos),
+        "n_docs": int(len(documents)),
+        "n_tokens": int(writer.total),
+        "total_bytes": int(documents[:, 2].sum()),
+        "skipped_empty": skipped,
+        "documents": DOCUMENTS,
+        "shards": writer.shards,
+    }
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out / MANIFEST)  # the manifest appears last, so a half-written directory is never read
+    return manifest
+
+
+class TokenShards:
+    """Read-only view of a shard directory; token files are memory-mapped, never loaded whole."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.dir = Path(directory)
+        manifest_path = self.dir / MANIFEST
+        if not manifest_path.exists():
+            raise FileNotFoundError(f"{manifest_path} not found (write it with write_shards)")
+        self.manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+        self.dtype = np.dtype(self.manifest["dtype"])
+        self.bos_id: int = self.manifest["bos_id"]
+        self.eos_id: int = self.manifest["eos_id"]
+        docs = np.load(self.dir / self.manifest["documents"], mmap_mode="r")
+        self.starts, self.lengths, self.doc_bytes = docs[:, 0], docs[:, 1], docs[:, 2]
+        self._shard_starts = np.asarray([s["start"] for s in self.manifest["shards"]], dtype=np.int64)
+        self._maps: dict[int, np.memmap] = {}
+
+    def __len__(self) -> int:
+        return int(self.manifest["n_docs"])
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.manifest["n_tokens"])
+
+    @property
+    def total_bytes(self) -> int:
+        return int(self.manifest["total_bytes"])
+
+    def _shard(self, index: int) -> np.memmap:
+        if index not in self._maps:
+            path = self.dir / self.manifest["shards"][index]["file"]
+            self._maps[index] = np.memmap(path, dtype=self.dtype, mode="r")
+        return self._maps[index]
+
+    def document(self, index: int, max_tokens: int | None = None) -> np.ndarray:
+        """Document `index` as int64 ids (BOS ... EOS), optionally only its first max_tokens."""
+        start, length = int(self.starts[index]), int(self.lengths[index])
+        if max_tokens is not None:
+            length = min(length, max_tokens)
+        shard = int(np.searchsorted(self._shard_starts, start, side="right")) - 1
+        local = start - int(self._shard_starts[shard])
+        return np.asarray(self._shard(shard)[local : local + length], dtype=np.int64)
+
+
+def mixture_sources(
+    root: str | os.PathLike, weights: Mapping[str, float] = PAPER_COOLOFF_MIX
+) -> dict[str, float]:
+    """Maps named mixture weights (e.g. PAPER_COOLOFF_MIX) to {root/<name>: weight} for BatchLoader."""
+    return {str(Path(root) / name): float(weight) for name, weight in weights.items()}
+
+
+class BatchLoader:
+    """Endless BOS-aligned (input_ids, labels) batches of shape (batch_size, seq_len) from weighted sources.
+
+    sources is one shard directory or {directory: weight}; each global row draws its source with
+    probability proportional to the weight (seeded, independent of batch size and world size).
+    Each source walks its documents in a seeded random order that is reshuffled every epoch.
+
+    batch_size is the rows per rank; the global batch is batch_size * world_size rows and rank r
+    receives rows [r * batch_size, (r + 1) * batch_size). Rows are consumed in one global order,
+    so one process with batch_size B * W reading one batch, W processes with batch_size B, or one
+    process with batch_size B reading W batches (gradient accumulation) all see the same rows.
+    The state (rows consumed, per-source epoch and position) is global, identical on every rank,
+    and `load_state_dict` continues exactly where `state_dict` was taken.
+    """
+
+    def __init__(
+        self,
+        sources: str | os.PathLike | Mapping[str | os.PathLike, float],
+        seq_len: int,
+        batch_size: int,
+        seed: int = 0,
+        rank: int = 0,
+        world_size: int = 1,
+        shuffle: bool = True,
+    ):
+        if isinstance(sources, (str, os.PathLike)):
+            sources = {sources: 1.0}
+        if not sources:
+            raise ValueError("no sources given")
+        if seq_len < 1 or batch_size < 1:
+            raise ValueError("seq_len and batch_size must be positive")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} outside world_size {world_size}")
+        weights = np.asarray([float(w) for w in sources.values()], dtype=np.float64)
+        if not np.all(np.isfinite(weights)) or np.any(weights <= 0):
+            raise ValueError(f"source weights must be positive, got {list(sources.values())}")
+        self.names = [str(name) for name in sources]
+        self.weights = weights / weights.sum()
+        self.shards = [TokenShards(name) for name in self.names]
+        for name, shards in zip(self.names, self.shards, strict=True):
+            if len(shards) == 0:
+                raise ValueError(f"source {name} holds no documents")
+        self.seq_len, self.batch_size, self.seed = seq_len, batch_size, seed
+        self.rank, self.world_size, self.shuffle = rank, world_size, shuffle
+        self.rows = 0  # global rows planned so far
+        self.cursors = [[0, 0] for _ in self.names]  # per source: [epoch, position in epoch order]
+        self._orders: dict[int, tuple[int, np.ndarray]] = {}
+        self._choices: tuple[int, np.ndarray] | None = None
+
+    def __iter__(self) -> BatchLoader:
+        return self
+
+    def __next__(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.next_batch()
+
+    def _order(self, source: int, epoch: int) -> np.ndarray:
+        cached = self._orders.get(source)
+        if cached is None or cached[0] != epoch:
+            n = len(self.shards[source])
+            order = (
+                np.random.default_rng([self.seed, 2, source, epoch]).permutation(n)
+                if self.shuffle
+                else np.arange(n)
+            )
+            self._orders[source] = cached = (epoch, order)
+        return cached[1]
+
+    def _source_of_row(self, row: int) -> int:
+        if len(self.names) == 1:
+            return 0
+        block = row // _CHOICE_BLOCK
+        if self._choices is None or self._choices[0] != block:
+            rng = np.random.default_rng([self.seed, 1, block])
+            self._choices = (block, rng.choice(len(self.names), size=_CHOICE_BLOCK, p=self.weights))
+        return int(self._choices[1][row % _CHOICE_BLOCK])
+
+    def _plan_row(self) -> tuple[int, list[tuple[int, int]]]:
+        """Advances the global state by one row: its source and (document, tokens taken) pieces."""
+        source = self._source_of_row(self.rows)
+        self.rows += 1
+        shards, cursor = self.shards[source], self.cursors[source]
+        pieces: list[tuple[int, int]] = []
+        need = self.seq_len + 1
+        while need > 0:
+            doc = int(self._order(source, cursor[0])[cursor[1]])
+            take = min(int(shards.lengths[doc]), need)
+            pieces.append((doc, take))
+            need -= take
+            cursor[1] += 1
+            if cursor[1] == len(shards):
+                cursor[0], cursor[1] = cursor[0] + 1, 0
+        return source, pieces
+
+    def next_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        plans = [self._plan_row() for _ in range(self.batch_size * self.world_size)]
+        mine = plans[self.rank * self.batch_size : (self.rank + 1) * self.batch_size]
+        rows = np.empty((self.batch_size, self.seq_len + 1), dtype=np.int64)
+        for i, (source, pieces) in enumerate(mine):
+            rows[i] = np.concatenate([self.shards[source].document(doc, take) for doc, take in pieces])
+        return torch.from_numpy(rows[:, :-1].copy()), torch.from_numpy(rows[:, 1:].copy())
+
+    def state_dict(self) -> dict[str, Any]:
+        """Plain, JSON-serialisable state; the same on every rank."""
+        return {
+            "format": FORMAT_VERSION,
+            "rows": self.rows,
+            "cursors": [list(c) for c in self.cursors],
+            "sources": list(self.names),
+            "weights": self.weights.tolist(),
+            "seed": self.seed,
+            "seq_len": self.seq_len,
+            "shuffle": self.shuffle,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continues from `state`; refuses a state taken with other sources, weights, seed or seq_len."""
+        own = self.state_dict()
+        for key in ("sources", "seed", "seq_len", "shuffle"):
+            if state[key] != own[key]:
+                raise ValueError(f"loader state has {key}={state[key]!r}, this loader {own[key]!r}")
+        if not np.allclose(state["weights"], self.weights, rtol=0, atol=1e-12):
+            raise ValueError(
+                f"loader state has weights {state['weights']}, this loader {self.weights.tolist()}"
+            )
+        self.rows = int(state["rows"])
+        self.cursors = [[int(epoch), int(pos)] for epoch, pos in state["cursors"]]
+
+
+class EvalBatch(NamedTuple):
+    """A held-out batch: labels are -100 where nothing is scored; n_bytes of the documents it starts."""
+
+    input_ids: torch.Tensor
+    labels: torch.Tensor
+    n_bytes: int
+
+
+def _eval_rows(shards: TokenShards, seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+    """(tokens, scored flags, bytes) rows of width seq_len + 1 covering every document once, in order."""
+    width = seq_len + 1
+    tokens: list[np.ndarray] = []
+    flags: list[np.ndarray] = []
+    used = row_bytes = 0
+
+    def emit() -> tuple[np.ndarray, np.ndarray, int]:
+        nonlocal tokens, flags, used, row_bytes
+        pad = width - used
+        row = np.concatenate([*tokens, np.full(pad, shards.eos_id, dtype=np.int64)])
+        flag = np.concatenate([*flags, np.zeros(pad, dtype=bool)])
+        out = (row, flag, row_bytes)
+        tokens, flags, used, row_bytes = [], [], 0, 0
+        return out
+
+    for index in range(len(shards)):
+        doc = shards.document(index)
+        scored = np.ones(len(doc), dtype=bool)
+        scored[[0, -1]] = False  # BOS and EOS are never targets: they carry no bytes
+        if used and used + len(doc) > width:
+            yield emit()
+        row_bytes += int(shards.doc_bytes[index])
+        start = 0
+        # A document longer than a row continues in the next row; the token at a row boundary is
+        # the last target of one row and the first input of the next, so each target is scored once.
+        while len(doc) - start > width:
+            tokens.append(doc[start : start + width])
+            flags.append(scored[start : start + width])
+            used = width
+            yield emit()
+            start += seq_len
+        tokens.append(doc[start:])
+        flags.append(scored[start:])
+        used += len(doc) - start
+    if used:
+        yield emit()
+
+
+def eval_batches(
+    directory: str | os.PathLike, seq_len: int, batch_size: int, rank: int = 0, world_size: int = 1
+) -> Iterator[EvalBatch]:
+    """The fixed held-out stream of a shard directory for validation loss and bits per byte.
+
+    Documents are packed in stored order, each starting a new row unless it fits after the previous
+    one; rows are padded (EOS in input_ids, -100 in labels). Every real token of every document is
+    a target exactly once, predicted from its document's BOS onwards (EOS is not scored, matching
+    `corpus_bpb`); unlike corpus_bpb, a packed document also sees the earlier documents of its row,
+    and a document longer than seq_len continues without overlap. Batches are dealt round-robin to
+    ranks. Over the whole stream, Σ n_bytes = total_bytes, so BPB = bpb_from_token_losses(Σ nats,
+    Σ n_bytes) with nats summed over labels != -100.
+    """
+    if seq_len < 1 or batch_size < 1:
+        raise ValueError("seq_len and batch_size must be positive")
+    shards = TokenShards(directory)
+    rows = _eval_rows(shards, seq_len)
+    batch_index = 0
+    while True:
+        chunk = [row for _, row in zip(range(batch_size), rows, strict=False)]
+        if not chunk:
+            return
+        if batch_index % world_size == rank:
+            tokens = np.stack([row for row, _, _ in chunk])
+            scored = np.stack([flag for _, flag, _ in chunk])
+            labels = np.where(scored[:, 1:], tokens[:, 1:], IGNORE_INDEX)
+            yield EvalBatch(
+                torch.from_numpy(tokens[:, :-1].copy()),
+                torch.from_numpy(labels),
+                sum(n for _, _, n in chunk),
+            )
+        batch_index += 1
+
+
+def count_eval_batches(directory: str | os.PathLike, seq_len: int, batch_size: int) -> int:
+    """How many batches eval_batches yields in total (all ranks together)."""
+    rows = sum(1 for _ in _eval_rows(TokenShards(directory), seq_len))
+    return math.ceil(rows / batch_size)
