@@ -17,12 +17,15 @@ model saw, after truncation). A text without any non-space character is not scor
 dropped with reason `encoder_empty`, as stage 1 drops it with `aoa_empty`.
 
 Agreement gate. The paper runs ModernBERT only on the documents whose fastText band agrees with
-their AoA band (about 266M of 6.95B). `aoa_band` turns a document's p95 AoA into a band and
-`agreement_gate` compares the two bands; `EncoderStage(..., gate=AgreementGate(...))` drops a
-document whose bands disagree with reason `encoder_gate` without running the model. In the
-sequential keep-K5 cascade (aoa -> fasttext -> encoder) every document that reaches stage 3
-already has AoA band K5 and fastText band K5, so the gate is implied there and is off by default;
-it matters when the encoder scores documents that did not pass through both earlier stages.
+their AoA band (about 266M of 6.95B). `aoa_band` turns a document's p95 AoA into a band (edges
+from school ages, see AOA_BAND_EDGES) and `agreement_gate` compares the two bands. Two ways use
+them: in the cascade, the registry attaches a prior gate that reads the scores stages 1 and 2
+already gave the document (`littlekit.stages.registry`, `encoder_gate="agree"`); standalone,
+`EncoderStage(..., gate=AgreementGate.from_stages(aoa, fasttext))` scores the two cheap stages
+itself. Either way a document whose bands disagree is dropped with reason `encoder_gate` without
+running the model. In the published order (aoa -> fasttext -> encoder) every document reaching
+stage 3 already has AoA band K5 and fastText band K5, so there the gate never closes; it matters
+when the encoder sees documents that did not pass both earlier stages.
 """
 
 from __future__ import annotations
