@@ -1,0 +1,149 @@
+"""Model sizes: counts against real and meta-device models, FLOPs and memory by hand."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from littlekit.model import (
+    NOMINAL_PARAMS,
+    QWEN3_SIZES,
+    activation_bytes_per_token,
+    build_model,
+    flops_per_token,
+    memory_per_gpu,
+    optimizer_split,
+    param_counts,
+    qwen3_config,
+    size_table,
+)
+
+
+def _count(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())  # shared (tied) tensors once
+
+
+@pytest.mark.parametrize("size", ["nano", "micro"])
+@pytest.mark.parametrize("tied", [True, False])
+def test_small_models_count_matches_real_parameters(size, tied):
+    config = qwen3_config(size, vocab_size=500, tie_word_embeddings=tied)
+    model = build_model(config)
+    counts = param_counts(config)
+    assert counts["total"] == _count(model)
+    assert counts["embedding"] == (1 if tied else 2) * 500 * config.hidden_size
+    assert counts["embedding"] + counts["non_embedding"] == counts["total"]
+    matrices = sum(p.numel() for name, p in model.named_parameters() if p.ndim == 2 and "layers." in name)
+    assert optimizer_split(config)["muon"] == matrices
+
+
+def test_nano_model_runs_forward_and_backward():
+    config = qwen3_config("nano", vocab_size=300)
+    model = build_model(config)
+    ids = torch.randint(0, 300, (2, 16))
+    out = model(input_ids=ids, labels=ids)
+    out.loss.backward()
+    assert out.logits.shape == (2, 16, 300)
+    assert torch.isfinite(out.loss)
+
+
+def test_5b_on_meta_device_matches_formula_and_nominal_size():
+    config = qwen3_config("5B", vocab_size=32_768)
+    with torch.device("meta"):
+        model = build_model(config)
+    assert next(model.parameters()).device.type == "meta"
+    total = param_counts(config)["total"]
+    assert _count(model) == total
+    assert abs(total - NOMINAL_PARAMS["5B"]) / NOMINAL_PARAMS["5B"] < 0.05
+
+
+@pytest.mark.parametrize("size", ["0.6B", "1.3B"])
+def test_paper_sizes_on_meta_device(size):
+    config = qwen3_config(size)
+    with torch.device("meta"):
+        model = build_model(config)
+    assert _count(model) == param_counts(config)["total"]
+
+
+def test_qwen3_published_shapes_give_their_model_card_counts():
+    # Qwen3 model cards: 0.6B has 0.44B non-embedding, 1.7B has 1.4B, 4B has 3.6B (vocab 151,936).
+    card = {
+        "0.6B": (dict(QWEN3_SIZES["0.6B"]), 0.44e9, 0.6e9),
+        "1.7B": (
+            dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=28, num_attention_heads=16),
+            1.4e9,
+            1.7e9,
+        ),
+        "4B": (
+            dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=36, num_attention_heads=32),
+            3.6e9,
+            4.0e9,
+        ),
+    }
+    for name, (shape, non_embedding, total) in card.items():
+        config = qwen3_config("0.6B", vocab_size=151_936, **shape)
+        counts = param_counts(config)
+        assert counts["non_embedding"] == pytest.approx(non_embedding, rel=0.05), name
+        assert counts["total"] == pytest.approx(total, rel=0.05), name
+
+
+def test_flops_per_token_by_hand():
+    config = qwen3_config(
+        "nano", vocab_size=10, hidden_size=4, intermediate_size=6, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=2, tie_word_embeddings=True,
+    )  # fmt: skip
+    # layer: q 4x4 + k 4x2 + v 4x2 + o 4x4 = 48; mlp 3x4x6 = 72; norms 2x4 + 2x2 = 12 -> 132
+    # non-embedding 132 + final norm 4 = 136; the LM head multiplies by 10x4 = 40 more
+    assert param_counts(config) == {"embedding": 40, "non_embedding": 136, "total": 176}
+    assert flops_per_token(config, seq_len=8, attention=False) == 6 * (136 + 40)
+    # attention: 12 x layers(1) x d_attn(2 heads x 2) x seq 8 = 384
+    assert flops_per_token(config, seq_len=8) == 6 * 176 + 384
+    untied = qwen3_config("nano", vocab_size=10, **{**QWEN3_SIZES["nano"], "tie_word_embeddings": False})
+    tied = qwen3_config("nano", vocab_size=10)
+    assert flops_per_token(untied, 8) == flops_per_token(tied, 8)  # same matmuls either way
+
+
+def test_memory_formula_by_hand():
+    config = qwen3_config("nano", vocab_size=1000)
+    n = param_counts(config)["total"]
+    split = optimizer_split(config)
+    parts = memory_per_gpu(config, n_gpus=4, seq_len=128, micro_batch=2)
+    assert parts["weights"] == 2 * n
+    assert parts["grads"] == 4 * n
+    assert parts["master"] == -(-4 * n // 4)
+    assert parts["optimizer"] == -(-4 * (split["muon"] + 2 * split["adamw"]) // 4)
+    # nano: h=64, d_attn=64, d_kv=32, i=192, 2 layers; bf16 activations, 6 bytes per logit
+    per_layer = 2 * (4 * 64 + 3 * 64 + 4 * 32 + 4 * 192)
+    assert activation_bytes_per_token(config) == 2 * per_layer + 6 * 1000
+    assert parts["activations"] == 2 * 128 * (2 * per_layer + 6 * 1000)
+    assert parts["total"] == sum(v for k, v in parts.items() if k != "total")
+
+
+def test_memory_options_move_the_right_parts():
+    config = qwen3_config("5B")
+    base = memory_per_gpu(config, n_gpus=8, seq_len=4096)
+    unsharded = memory_per_gpu(config, n_gpus=8, seq_len=4096, shard_optimizer=False)
+    assert unsharded["optimizer"] == pytest.approx(8 * base["optimizer"], rel=1e-6)
+    assert unsharded["weights"] == base["weights"]
+    adamw = memory_per_gpu(config, n_gpus=8, seq_len=4096, optimizer="adamw")
+    assert adamw["optimizer"] > 1.9 * base["optimizer"]  # Muon keeps one state per matrix, AdamW two
+    checkpointed = memory_per_gpu(config, n_gpus=8, seq_len=4096, activation_checkpointing=True)
+    assert checkpointed["activations"] < base["activations"] / 5
+    pure_bf16 = memory_per_gpu(config, n_gpus=8, seq_len=4096, grad_bytes=2, master_bytes=0)
+    assert pure_bf16["master"] == 0 and pure_bf16["grads"] == base["grads"] // 2
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError, match="unknown model size"):
+        qwen3_config("7B")
+    with pytest.raises(ValueError, match="optimizer"):
+        memory_per_gpu(qwen3_config("nano"), optimizer="sgd")
+    with pytest.raises(ValueError, match="seq_len"):
+        flops_per_token(qwen3_config("nano"), 0)
+
+
+def test_size_table_rows_are_ordered_by_size():
+    rows = size_table(vocab_size=32_768)
+    assert [row["size"] for row in rows] == list(QWEN3_SIZES)
+    totals = [row["total"] for row in rows]
+    assert totals == sorted(totals)
+    assert all(row["seq_len"] <= qwen3_config(row["size"]).max_position_embeddings for row in rows)
