@@ -5,6 +5,7 @@
     littlekit filter --hf-dataset HuggingFaceFW/fineweb-edu --hf-config sample-10BT --out kept/
     littlekit filter --in shards/ --out kept/ --executor local --tasks 8 --workers 4 --logging-dir logs/
     littlekit data build --from ../shared/data --out data
+    littlekit launch --size 5B --tokens 80B --nodes 1 --gpu B200 --dry-run
 
 Subcommands other than `filter` live in their own modules and are imported only when named
 (see LAZY_COMMANDS), so a slow or broken module never gets in the way of another command.
@@ -35,6 +36,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "add_data_parser",
         "run_data_command",
         "build the embedded data/ folder from the real files (littlekit data build --from SRC --out DIR)",
+    ),
+    "launch": (
+        "littlekit.launch",
+        "add_launch_parser",
+        "run_launch_command",
+        "write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",
     ),
 }
 DEFAULT_STAGES = "aoa,symbolic"
