@@ -380,6 +380,7 @@ class DatatroveSpeedup:
     tasks: int
     wall_s: dict[int, float]
     kept: dict[int, int]
+    stage_seconds: dict[int, float]  # the stages' time inside the tasks, summed over tasks
     facts_before: dict[str, Any]
     facts_after: dict[str, Any]
     stages: str
@@ -396,7 +397,8 @@ class DatatroveSpeedup:
         out = [f"datatrove local run: {self.docs:,} docs, {self.tasks} shards/tasks, stages {self.stages}"]
         for workers, seconds in sorted(self.wall_s.items()):
             out.append(f"  {workers} worker(s): {seconds:6.2f} s wall, {self.docs / seconds:,.0f} docs/s, "
-                       f"kept {self.kept[workers]:,}")
+                       f"kept {self.kept[workers]:,}; stages' time summed over tasks "
+                       f"{self.stage_seconds[workers]:.2f} s")
         out.append(f"  speed-up {max(self.wall_s)} workers over {min(self.wall_s)}: {self.speedup:.2f}x")
         out.append(f"  before: {facts_line(self.facts_before)}")
         out.append(f"  after:  {facts_line(self.facts_after)}")
@@ -436,8 +438,11 @@ def datatrove_speedup(
     (littlekit.datatrove_blocks.shard_jsonl) and every run reads those shards into its own
     output and logging folders under `workdir` (a new temporary folder by default). Each
     worker builds its stages itself, so start-up is paid per worker: enlarge the input until it
-    is small beside the work. With more than one worker the caller must be a script guarded by
-    `if __name__ == "__main__":` (the executor's workers re-import it).
+    is small beside the work. `stage_seconds` (the stages' wall time inside the tasks, summed)
+    tells start-up apart from slower work: with 2 workers on 2 free cores it stays near the
+    1-worker figure; when the cores are shared with other work it grows. With more than one
+    worker the caller must be a script guarded by `if __name__ == "__main__":` (the
+    executor's workers re-import it).
     """
     from littlekit.datatrove_blocks import filter_with_datatrove, shard_jsonl
 
@@ -448,14 +453,15 @@ def datatrove_speedup(
     n_docs = enlarge_jsonl(inp, work / "input.jsonl", copies)
     shard_jsonl(work / "input.jsonl", work / "shards", tasks)
     before = machine_facts(torch_threads=False)
-    wall, kept = {}, {}
+    wall, kept, inside = {}, {}, {}
     for count in workers:
         run = work / f"workers-{count}"
         seconds, _, report = timed(lambda run=run, count=count: filter_with_datatrove(
             work / "shards", run / "kept", stages, run / "logs", options=options, tasks=tasks, workers=count))
         wall[count], kept[count] = seconds, report.kept
+        inside[count] = sum(report.stage_seconds.values())
     after = machine_facts(torch_threads=False)
-    result = DatatroveSpeedup(n_docs, tasks, wall, kept, before, after, stages, work)
+    result = DatatroveSpeedup(n_docs, tasks, wall, kept, inside, before, after, stages, work)
     if len(set(kept.values())) > 1:
         result.notes.append(f"the runs kept different counts: {kept}")
     return result

@@ -166,7 +166,7 @@ def test_datatrove_one_and_two_workers_keep_the_same_documents(tmp_path):
     assert result.docs == 12 and result.kept[1] == result.kept[2] == 10
     assert all(seconds > 0 for seconds in result.wall_s.values())
     assert result.speedup == pytest.approx(result.wall_s[1] / result.wall_s[2])
-    assert not result.notes
+    assert not result.notes and all(seconds > 0 for seconds in result.stage_seconds.values())
 
 
 @pytest.mark.slow
