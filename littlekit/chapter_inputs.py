@@ -48,7 +48,7 @@ def run_labels(
     path = labels_file(run)
     if path.exists():
         labels = load_labels(path)
-        return labels, f"Read {len(labels):,} labelled documents from {path} (written by chapter 2)."
+        return labels, f"Read {len(labels):,} labelled documents from {path} (the labels file of chapter 2)."
     write_label_file(build_default_labels(data_root, seed=seed, max_per_band=max_per_band), path)
     labels = load_labels(path)
     return labels, (

@@ -20,7 +20,7 @@ def test_missing_labels_are_rebuilt_with_chapter_2s_call_then_read(tmp_path):
     assert set(labels["band"]) == set(BANDS)
     assert labels["band"].value_counts().max() <= 6
     again, note = run_labels(tmp_path, max_per_band=999)  # present: read, the cap is not applied
-    assert "written by chapter 2" in note
+    assert "the labels file of chapter 2" in note
     assert again.equals(load_labels(labels_file(tmp_path)))
     assert again["id"].tolist() == labels["id"].tolist()
 
