@@ -19,9 +19,14 @@ NOTEBOOKS = [
     ("02_llm_judge.ipynb", {"max_per_band": 60}),
     ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60}),
     (
+        "04_encoder_classifier.ipynb",
+        {"epochs": 1, "max_length": 32, "train_sample_size": 64, "vocab_size": 500, "speed_sample_size": 2},
+    ),
+    (
         "05_symbolic_filter.ipynb",
         {"sample_size": 120, "math_sample_size": 40, "examples_per_family": 1, "adversarial_chars": 20_000},
     ),
+    ("06_frequency_sampling.ipynb", {"corpus_sample_size": 300, "min_count": 3, "head_size": 5}),
     (  # needs chapters 3, 4 and 6 of the same run first (it stops, saying so, when their files are missing)
         "07_filter_validation.ipynb",
         {"max_per_group": 20, "demo_sample_size": 60, "rate_sample_size": 15},
