@@ -1,0 +1,624 @@
+"""`littlekit launch`: a Slurm batch script running `littlekit train` under torchrun on N x 8 GPUs.
+
+    littlekit launch --size 5B --tokens 80B --nodes 1 --gpu B200 --dry-run
+    littlekit launch --size 5B --tokens 80B --data /shards --val-data /shards/val \\
+        --tokenizer /tok --run-dir /runs/5b --out 5b.sbatch
+
+The plan (`make_plan`) counts the model's parameters and training FLOPs (littlekit.model), checks
+the configuration (batch divisible by GPUs x micro batch, sequence length within the model's
+positions, memory per GPU within the GPU's, at least one step) and estimates wall time and
+GPU-hours as FLOPs / (GPUs x peak x MFU). Every number it assumes is printed with it. The
+paper's 5B run (100 h on 8 B200 for ~80-88B tokens, appendix B and section 3.2) is the check:
+`paper_check` prints the MFU those figures imply for our 5B shape.
+
+The trainer's command line is built from `TrainArgs` by `train_argv` only, so aligning it with
+`littlekit train` is a one-place change; the dry run parses it with the trainer's own parser
+when that is importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import math
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from littlekit import __version__
+from littlekit.model import (
+    DEFAULT_VOCAB_SIZE,
+    QWEN3_SIZES,
+    flops_per_token,
+    memory_per_gpu,
+    param_counts,
+    qwen3_config,
+)
+
+
+@dataclass(frozen=True)
+class GPU:
+    """Per-GPU peak dense throughput and usable memory, with where the numbers come from."""
+
+    name: str
+    peak_bf16: float  # FLOP/s, dense (no 2:4 sparsity)
+    peak_fp8: float
+    memory_bytes: float
+    source: str
+
+
+GPUS: dict[str, GPU] = {
+    "B200": GPU(
+        "B200",
+        2.25e15,
+        4.5e15,
+        180e9,
+        "NVIDIA HGX B200 (1,000 W) datasheet figures halved from sparse to dense: 2.25 PFLOPS BF16, "
+        "4.5 PFLOPS FP8; 1,440 GB HBM3e per 8 GPUs = 180 GB each (192 GB physical, ~179 GB usable)",
+    ),
+    "H100": GPU(
+        "H100",
+        989e12,
+        1979e12,
+        80e9,
+        "NVIDIA H100 SXM5 datasheet: 989 TFLOPS dense BF16, 1,979 TFLOPS dense FP8, 80 GB HBM3",
+    ),
+}
+
+DEFAULT_MFU = 0.40  # our assumption: well-tuned dense-model training reaches 35-50% of BF16 peak
+MEMORY_HEADROOM = 0.10  # kept free for the CUDA context, NCCL buffers, workspaces, fragmentation
+TIME_MARGIN = 0.20  # the Slurm time limit is the estimate plus this fraction, rounded up to an hour
+
+# The paper's 5B run (section 3.2 and appendix B): 100 h on 8 B200, ~80-88B tokens.
+PAPER_RUN = {"size": "5B", "gpu": "B200", "n_gpus": 8, "hours": 100.0, "tokens": (80e9, 88e9)}
+
+_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+
+
+def parse_count(text: str | int | float) -> int:
+    """'80B' -> 80_000_000_000; also '500M', '1.5T', '88e9', '120k', plain integers."""
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)\s*", str(text).lower())
+        if not match:
+            raise ValueError(f"expected a count like 80B, 500M or 88e9, got {text!r}")
+        value = float(match.group(1)) * _SUFFIXES[match.group(2)]
+    if not math.isfinite(value) or value < 1:
+        raise ValueError(f"expected a positive count, got {text!r}")
+    return int(round(value))
+
+
+@dataclass
+class TrainArgs:
+    """What `littlekit train` is told; `train_argv` is the only place that names its flags."""
+
+    size: str
+    seq_len: int
+    global_batch: int  # sequences per optimizer step, all GPUs together
+    micro_batch: int  # sequences per GPU per forward/backward
+    max_steps: int
+    data: str | None = None
+    val_data: str | None = None
+    tokenizer: str | None = None
+    run_dir: str | None = None
+    activation_checkpointing: bool = False
+    extra: list[str] = field(default_factory=list)  # passed through verbatim
+
+
+def train_argv(args: TrainArgs) -> list[str]:
+    """The `littlekit train` arguments (after the subcommand) for these settings."""
+    argv = [
+        "--size", args.size,
+        "--seq-len", str(args.seq_len),
+        "--global-batch", str(args.global_batch),
+        "--micro-batch", str(args.micro_batch),
+        "--max-steps", str(args.max_steps),
+    ]  # fmt: skip
+    for flag, value in (
+        ("--data", args.data),
+        ("--val-data", args.val_data),
+        ("--tokenizer", args.tokenizer),
+        ("--run-dir", args.run_dir),
+    ):
+        if value is not None:
+            argv += [flag, str(value)]
+    if args.activation_checkpointing:
+        argv.append("--activation-checkpointing")
+    return argv + list(args.extra)
+
+
+@dataclass
+class LaunchConfig:
+    """Everything `littlekit launch` is asked for."""
+
+    size: str
+    tokens: int
+    nodes: int = 1
+    gpus_per_node: int = 8
+    gpu: str = "B200"
+    mfu: float = DEFAULT_MFU
+    seq_len: int = 4096
+    global_batch: int = 256
+    micro_batch: int = 1
+    vocab_size: int = DEFAULT_VOCAB_SIZE
+    activation_checkpointing: bool = False
+    data: str | None = None
+    val_data: str | None = None
+    tokenizer: str | None = None
+    run_dir: str | None = None
+    train_extra: list[str] = field(default_factory=list)
+    job_name: str | None = None
+    time: str | None = None  # Slurm time limit; None = the estimate plus TIME_MARGIN
+    partition: str | None = None
+    account: str | None = None
+    cpus_per_gpu: int = 8
+    log_dir: str = "logs"
+    venv: str | None = None
+    workdir: str | None = None
+    master_port: int = 29500
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+@dataclass
+class Plan:
+    """The checked configuration and its estimates; `problems` empty means it can be launched."""
+
+    config: LaunchConfig
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    params: dict[str, int] = field(default_factory=dict)
+    flops_per_token: int = 0
+    steps: int = 0
+    accumulation: int = 0
+    train_tokens: int = 0
+    total_flops: float = 0.0
+    memory: dict[str, int] = field(default_factory=dict)
+    hours: float = 0.0
+    gpu_hours: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def train_args(self) -> TrainArgs:
+        c = self.config
+        return TrainArgs(
+            size=c.size,
+            seq_len=c.seq_len,
+            global_batch=c.global_batch,
+            micro_batch=c.micro_batch,
+            max_steps=self.steps,
+            data=c.data,
+            val_data=c.val_data,
+            tokenizer=c.tokenizer,
+            run_dir=c.run_dir,
+            activation_checkpointing=c.activation_checkpointing,
+            extra=list(c.train_extra),
+        )
+
+
+def _positive(plan: Plan, **values: float) -> bool:
+    bad = [f"{name.replace('_', ' ')} must be positive, got {v}" for name, v in values.items() if v < 1]
+    plan.problems += bad
+    return not bad
+
+
+def _batch_problem(c: LaunchConfig) -> str | None:
+    step = c.world_size * c.micro_batch
+    if c.global_batch % step == 0:
+        return None
+    lower, upper = c.global_batch // step * step, (c.global_batch // step + 1) * step
+    choices = f"{lower} or {upper}" if lower else f"{upper}"
+    return (
+        f"global batch {c.global_batch} sequences is not divisible by GPUs x micro batch "
+        f"= {c.world_size} x {c.micro_batch} = {step}; use {choices}, or change --micro-batch"
+    )
+
+
+def estimate_hours(total_flops: float, n_gpus: int, gpu: GPU, mfu: float) -> float:
+    """Wall-clock hours for total_flops on n_gpus running at mfu of their dense BF16 peak."""
+    return total_flops / (n_gpus * gpu.peak_bf16 * mfu) / 3600.0
+
+
+def make_plan(config: LaunchConfig) -> Plan:
+    """Check a launch configuration and estimate its cost; problems are collected, not raised."""
+    plan, c = Plan(config), config
+    if c.size not in QWEN3_SIZES:
+        plan.problems.append(f"unknown model size {c.size!r}; known: {', '.join(QWEN3_SIZES)}")
+    if c.gpu not in GPUS:
+        plan.problems.append(f"unknown GPU {c.gpu!r}; known: {', '.join(GPUS)}")
+    if not 0.0 < c.mfu <= 1.0:
+        plan.problems.append(f"MFU must be a fraction in (0, 1], got {c.mfu}")
+    numbers_ok = _positive(
+        plan,
+        nodes=c.nodes,
+        gpus_per_node=c.gpus_per_node,
+        seq_len=c.seq_len,
+        global_batch=c.global_batch,
+        micro_batch=c.micro_batch,
+        vocab_size=c.vocab_size,
+        tokens=c.tokens,
+        cpus_per_gpu=c.cpus_per_gpu,
+    )
+    if not numbers_ok or c.size not in QWEN3_SIZES:
+        return plan
+    if problem := _batch_problem(c):
+        plan.problems.append(problem)
+    model = qwen3_config(c.size, c.vocab_size)
+    if c.seq_len > model.max_position_embeddings:
+        plan.problems.append(
+            f"sequence length {c.seq_len} exceeds the {c.size} model's max_position_embeddings "
+            f"{model.max_position_embeddings}"
+        )
+    tokens_per_step = c.global_batch * c.seq_len
+    plan.steps = math.ceil(c.tokens / tokens_per_step)
+    plan.accumulation = max(1, c.global_batch // (c.world_size * c.micro_batch))
+    plan.train_tokens = plan.steps * tokens_per_step
+    plan.params = param_counts(model)
+    plan.flops_per_token = flops_per_token(model, c.seq_len)
+    plan.total_flops = float(plan.flops_per_token) * plan.train_tokens
+    if c.tokens < tokens_per_step:
+        plan.problems.append(
+            f"token budget {c.tokens:,} is less than one step of {tokens_per_step:,} tokens "
+            f"(global batch {c.global_batch} x seq {c.seq_len})"
+        )
+    plan.memory = memory_per_gpu(
+        model,
+        c.world_size,
+        c.seq_len,
+        c.micro_batch,
+        activation_checkpointing=c.activation_checkpointing,
+    )
+    if c.gpu in GPUS:
+        _check_memory(plan, GPUS[c.gpu])
+        if 0.0 < c.mfu <= 1.0:
+            plan.hours = estimate_hours(plan.total_flops, c.world_size, GPUS[c.gpu], c.mfu)
+            plan.gpu_hours = plan.hours * c.world_size
+            _check_time(plan)
+    _check_trainer_accepts(plan)
+    return plan
+
+
+def _check_memory(plan: Plan, gpu: GPU) -> None:
+    usable = gpu.memory_bytes * (1.0 - MEMORY_HEADROOM)
+    need = plan.memory["total"]
+    if need <= usable:
+        return
+    hint = "try a smaller --micro-batch"
+    if not plan.config.activation_checkpointing:
+        hint += " or --activation-checkpointing"
+    plan.problems.append(
+        f"estimated memory per GPU {need / 1e9:.1f} GB exceeds {usable / 1e9:.0f} GB "
+        f"({gpu.name} {gpu.memory_bytes / 1e9:.0f} GB less {MEMORY_HEADROOM:.0%} headroom): {hint}"
+    )
+
+
+def _check_time(plan: Plan) -> None:
+    if plan.config.time is None:
+        return
+    try:
+        limit = parse_slurm_time(plan.config.time)
+    except ValueError as exc:
+        plan.problems.append(str(exc))
+        return
+    if limit < plan.hours:
+        jobs = math.ceil(plan.hours / limit)
+        plan.warnings.append(
+            f"time limit {plan.config.time} is shorter than the {plan.hours:.1f} h estimate: "
+            f"about {jobs} jobs, each resuming from the last checkpoint"
+        )
+
+
+def _check_trainer_accepts(plan: Plan) -> None:
+    """Parse the generated train arguments with the trainer's own parser, when it exists."""
+    try:
+        from littlekit import train_cli as trainer  # noqa: F401  (written by the trainer's helper)
+    except ImportError:
+        try:
+            from littlekit import train as trainer
+        except ImportError:
+            return
+    add = getattr(trainer, "add_train_parser", None)
+    if add is None:
+        return
+    parser = argparse.ArgumentParser(prog="littlekit", exit_on_error=False)
+    add(parser.add_subparsers(dest="command"))
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # argparse prints usage before exiting
+            parser.parse_args(["train", *train_argv(plan.train_args())])
+    except (argparse.ArgumentError, SystemExit) as exc:
+        plan.problems.append(f"`littlekit train` refuses the generated arguments: {exc}")
+
+
+def parse_slurm_time(text: str) -> float:
+    """Hours in a Slurm time limit: 'D-HH:MM:SS', 'D-HH', 'HH:MM:SS', 'MM:SS' or minutes."""
+    match = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text.strip())
+    if not match:
+        raise ValueError(f"time limit {text!r} is not in a Slurm format such as 4-04:00:00")
+    days, a, b, c = (int(g) if g else None for g in match.groups())
+    if days is not None:  # D-HH[:MM[:SS]]
+        h, m, s = a, b or 0, c or 0
+        return days * 24 + h + m / 60 + s / 3600
+    if c is not None:  # HH:MM:SS
+        return a + b / 60 + c / 3600
+    if b is not None:  # MM:SS
+        return a / 60 + b / 3600
+    return a / 60  # minutes
+
+
+def slurm_time(hours: float) -> str:
+    """'D-HH:MM:SS' for a number of hours, rounded up to the whole hour."""
+    whole = max(1, math.ceil(hours - 1e-9))
+    return f"{whole // 24}-{whole % 24:02d}:00:00"
+
+
+def time_limit(plan: Plan) -> str:
+    """The configured Slurm time limit, or the estimate plus TIME_MARGIN."""
+    return plan.config.time or slurm_time(plan.hours * (1.0 + TIME_MARGIN))
+
+
+def torchrun_argv(plan: Plan) -> list[str]:
+    """torchrun over all nodes, rendezvous (c10d) at the first node of the allocation."""
+    c = plan.config
+    return [
+        "torchrun",
+        "--nnodes", str(c.nodes),
+        "--nproc_per_node", str(c.gpus_per_node),
+        "--rdzv_id", "$SLURM_JOB_ID",
+        "--rdzv_backend", "c10d",
+        "--rdzv_endpoint", "$MASTER_ADDR:$MASTER_PORT",
+        "-m", "littlekit.cli", "train",
+        *train_argv(plan.train_args()),
+    ]  # fmt: skip
+
+
+def _shell_join(argv: list[str]) -> str:
+    """Quote for bash, leaving $VARIABLES expandable (in double quotes)."""
+    quoted = [f'"{a}"' if a.startswith("$") else shlex.quote(a) for a in argv]
+    lines, line = [], []
+    for part in quoted:  # one option (and its value) per line
+        if part.startswith("--") or part == "-m":
+            lines.append(" ".join(line))
+            line = []
+        line.append(part)
+    lines.append(" ".join(line))
+    return " \\\n    ".join(lines)
+
+
+def slurm_script(plan: Plan) -> str:
+    """The sbatch script: one task per node, torchrun starting gpus_per_node processes in each."""
+    c = plan.config
+    gpu = GPUS[c.gpu]
+    name = c.job_name or f"littlelearner-{c.size}"
+    sbatch = {
+        "job-name": name,
+        "nodes": c.nodes,
+        "ntasks-per-node": 1,
+        "gpus-per-node": c.gpus_per_node,
+        "cpus-per-task": c.cpus_per_gpu * c.gpus_per_node,
+        "time": time_limit(plan),
+        "output": f"{c.log_dir}/%x-%j.out",
+        "partition": c.partition,
+        "account": c.account,
+    }
+    lines = [
+        "#!/bin/bash",
+        *(f"#SBATCH --{key}={value}" for key, value in sbatch.items() if value is not None),
+        "#SBATCH --exclusive",
+        "",
+        f"# Written by `littlekit launch` (littlekit {__version__}).",
+        *(f"# {line}" for line in plan_lines(plan)),
+        f"# Peak: {gpu.source}.",
+        "",
+        "set -euo pipefail",
+        *([f"cd {shlex.quote(c.workdir)}"] if c.workdir else []),
+        *([f"source {shlex.quote(c.venv)}/bin/activate"] if c.venv else []),
+        "export HF_HUB_OFFLINE=1",
+        f"export OMP_NUM_THREADS={c.cpus_per_gpu}",
+        'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        f"MASTER_PORT={c.master_port}",
+        "export MASTER_ADDR MASTER_PORT",
+        "",
+        "srun --kill-on-bad-exit=1 " + _shell_join(torchrun_argv(plan)),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _gb(value: float) -> str:
+    return f"{value / 1e9:.1f}"
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    """The plan in a few lines, every assumption named."""
+    c, p, m = plan.config, plan.params, plan.memory
+    gpu = GPUS[c.gpu]
+    tokens_per_step = c.global_batch * c.seq_len
+    memory = ", ".join(f"{part} {_gb(m[part])}" for part in m if part != "total")
+    checkpointing = "with" if c.activation_checkpointing else "without"
+    return [
+        f"{c.size} on {c.tokens / 1e9:.2f}B tokens: {c.nodes} node(s) x {c.gpus_per_node} {gpu.name} "
+        f"= {c.world_size} GPUs",
+        f"model: {p['total'] / 1e9:.3f}B parameters ({p['embedding'] / 1e9:.3f}B embedding, "
+        f"{p['non_embedding'] / 1e9:.3f}B non-embedding), vocab {c.vocab_size:,}, seq {c.seq_len}",
+        f"batch: global {c.global_batch} sequences ({tokens_per_step:,} tokens) = {c.world_size} GPUs "
+        f"x micro {c.micro_batch} x {plan.accumulation} accumulation; {plan.steps:,} steps "
+        f"({plan.train_tokens / 1e9:.2f}B tokens)",
+        f"compute: {plan.flops_per_token:.3e} FLOPs/token (6N + 12·L·d_attn·seq, PaLM), "
+        f"{plan.total_flops:.3e} FLOPs in all",
+        f"memory/GPU (GB, {checkpointing} activation checkpointing): {memory}; total {_gb(m['total'])} "
+        f"of {_gb(gpu.memory_bytes)} ({MEMORY_HEADROOM:.0%} kept free)",
+        f"time: {plan.hours:.1f} h wall, {plan.gpu_hours:,.0f} GPU-hours at an assumed MFU of "
+        f"{c.mfu:.0%} of {gpu.peak_bf16 / 1e12:,.0f} TFLOPS dense BF16 per GPU; "
+        f"Slurm limit {time_limit(plan)}",
+    ]
+
+
+def paper_check(vocab_size: int = DEFAULT_VOCAB_SIZE, seq_len: int = 4096) -> dict[str, Any]:
+    """The MFU the paper's 5B run implies for our 5B shape: FLOPs / (8 B200 x 100 h x peak)."""
+    config = qwen3_config(PAPER_RUN["size"], vocab_size)
+    gpu = GPUS[PAPER_RUN["gpu"]]
+    per_token = flops_per_token(config, seq_len)
+    gpu_seconds = PAPER_RUN["n_gpus"] * PAPER_RUN["hours"] * 3600.0
+    rows = []
+    for tokens in PAPER_RUN["tokens"]:
+        achieved = per_token * tokens / gpu_seconds
+        rows.append(
+            {
+                "tokens": tokens,
+                "flops": per_token * tokens,
+                "flops_per_gpu_s": achieved,
+                "mfu_bf16": achieved / gpu.peak_bf16,
+                "mfu_fp8": achieved / gpu.peak_fp8,
+            }
+        )
+    return {"params": param_counts(config)["total"], "flops_per_token": per_token, "rows": rows}
+
+
+def paper_check_lines(vocab_size: int = DEFAULT_VOCAB_SIZE, seq_len: int = 4096) -> list[str]:
+    check = paper_check(vocab_size, seq_len)
+    low, high = check["rows"][0], check["rows"][-1]
+    return [
+        f"paper check: the paper trains 5B on ~80-88B tokens in 100 h on 8 B200 (its appendix B). "
+        f"For our 5B shape ({check['params'] / 1e9:.2f}B, seq {seq_len}) that is "
+        f"{low['flops']:.2e}-{high['flops']:.2e} FLOPs, i.e. an MFU of "
+        f"{low['mfu_bf16']:.0%}-{high['mfu_bf16']:.0%} of dense BF16 peak "
+        f"({low['mfu_fp8']:.0%}-{high['mfu_fp8']:.0%} of FP8 peak; the paper computes in MXFP8)."
+    ]
+
+
+def plan_table(
+    tokens: int | str = "80B",
+    sizes: tuple[str, ...] = ("0.6B", "1.3B", "5B"),
+    **launch: Any,
+) -> list[dict[str, Any]]:
+    """One checked plan per size with the same budget and launch settings, as rows for a table."""
+    rows = []
+    for size in sizes:
+        plan = make_plan(LaunchConfig(size=size, tokens=parse_count(tokens), **launch))
+        rows.append(
+            {
+                "size": size,
+                "params": plan.params.get("total", 0),
+                "non_embedding": plan.params.get("non_embedding", 0),
+                "flops_per_token": plan.flops_per_token,
+                "total_flops": plan.total_flops,
+                "memory_per_gpu_gb": plan.memory.get("total", 0) / 1e9,
+                "steps": plan.steps,
+                "hours": plan.hours,
+                "gpu_hours": plan.gpu_hours,
+                "problems": "; ".join(plan.problems),
+            }
+        )
+    return rows
+
+
+# --- command line -----------------------------------------------------------------------------
+
+
+def add_launch_parser(subparsers) -> argparse.ArgumentParser:
+    """Register `littlekit launch` on the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "launch",
+        help="write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",
+        description="Plan a `littlekit train` run on Slurm: check it, estimate wall time and "
+        "GPU-hours from FLOPs and an assumed MFU, and write the batch script.",
+    )
+    what = p.add_argument_group("what to train")
+    what.add_argument("--size", required=True, help=f"model size: {', '.join(QWEN3_SIZES)}")
+    what.add_argument("--tokens", required=True, type=parse_count, help="token budget, e.g. 80B")
+    what.add_argument("--seq-len", type=int, default=4096)
+    what.add_argument("--global-batch", type=int, default=256, help="sequences per step (all GPUs)")
+    what.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per pass")
+    what.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, help="for counts/memory")
+    what.add_argument("--activation-checkpointing", action="store_true")
+    what.add_argument("--data", help="training shard directory on the cluster")
+    what.add_argument("--val-data", help="validation shard directory on the cluster")
+    what.add_argument("--tokenizer", help="tokenizer directory on the cluster")
+    what.add_argument("--run-dir", help="where the trainer writes checkpoints and logs")
+    what.add_argument(
+        "--train-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for `littlekit train`, repeatable (e.g. --train-arg=--compile)",
+    )
+    where = p.add_argument_group("where and how long")
+    where.add_argument("--nodes", type=int, default=1)
+    where.add_argument("--gpus-per-node", type=int, default=8)
+    where.add_argument("--gpu", default="B200", help=f"peak FLOPS and memory of: {', '.join(GPUS)}")
+    where.add_argument("--mfu", type=float, default=DEFAULT_MFU, help="assumed model FLOPs utilisation")
+    where.add_argument("--time", help="Slurm time limit (default: estimate + 20%%, whole hours)")
+    where.add_argument("--partition")
+    where.add_argument("--account")
+    where.add_argument("--job-name")
+    where.add_argument("--cpus-per-gpu", type=int, default=8)
+    where.add_argument("--log-dir", default="logs")
+    where.add_argument("--venv", help="virtual environment to activate on the nodes")
+    where.add_argument("--workdir", help="directory to cd into on the nodes")
+    where.add_argument("--master-port", type=int, default=29500)
+    p.add_argument("--out", type=Path, help="script path (default: littlelearner-<size>.sbatch)")
+    p.add_argument("--dry-run", action="store_true", help="check and print; write nothing")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> LaunchConfig:
+    return LaunchConfig(
+        size=args.size,
+        tokens=args.tokens,
+        nodes=args.nodes,
+        gpus_per_node=args.gpus_per_node,
+        gpu=args.gpu,
+        mfu=args.mfu,
+        seq_len=args.seq_len,
+        global_batch=args.global_batch,
+        micro_batch=args.micro_batch,
+        vocab_size=args.vocab_size,
+        activation_checkpointing=args.activation_checkpointing,
+        data=args.data,
+        val_data=args.val_data,
+        tokenizer=args.tokenizer,
+        run_dir=args.run_dir,
+        train_extra=list(args.train_arg),
+        job_name=args.job_name,
+        time=args.time,
+        partition=args.partition,
+        account=args.account,
+        cpus_per_gpu=args.cpus_per_gpu,
+        log_dir=args.log_dir,
+        venv=args.venv,
+        workdir=args.workdir,
+        master_port=args.master_port,
+    )
+
+
+def run_launch_command(args: argparse.Namespace) -> int:
+    """Check the plan; print it (and the script on --dry-run) or write the script. 2 on problems."""
+    plan = make_plan(config_from_args(args))
+    for warning in plan.warnings:
+        print(f"littlekit launch: warning: {warning}", file=sys.stderr)
+    if not plan.ok:
+        for problem in plan.problems:
+            print(f"littlekit launch: error: {problem}", file=sys.stderr)
+        return 2
+    for line in plan_lines(plan) + paper_check_lines(args.vocab_size, args.seq_len):
+        print(line)
+    script = slurm_script(plan)
+    if args.dry_run:
+        print("dry run: configuration OK; nothing written. The script would be:\n")
+        print(script)
+        return 0
+    out = args.out or Path(f"littlelearner-{plan.config.size}.sbatch")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(script, encoding="utf-8")
+    out.chmod(0o755)
+    print(f"wrote {out}; submit with: mkdir -p {shlex.quote(args.log_dir)} && sbatch {out}")
+    return 0
