@@ -1,0 +1,1 @@
+"""Evaluations that work on any causal LM: bits per byte first (evals.bpb)."""

@@ -1,0 +1,152 @@
+"""Corpus-level bits per byte of a causal language model.
+
+BPB = Σ nats / (ln 2 · Σ UTF-8 bytes), summed over the whole corpus before dividing (not a mean
+of per-document values): the definition of lm-evaluation-harness's `bits_per_byte`.
+
+Scoring policy. A document is BOS + its tokens (tokenizer without special tokens); every real
+token is a target exactly once, the first one predicted from BOS alone, and no EOS is scored (it
+has no bytes). A document of at most max_length ids is one window. A longer one is scored with a
+sliding window: the first window is ids[0:max_length]; each next window ends `stride` ids later
+(or at the end), spans at most max_length ids, and scores only the targets the previous windows
+did not. So every target after the first window sees between max_length - stride and
+max_length - 1 ids of context (stride = max_length - 1 reproduces lm-eval's rolling windows).
+A (context, text) pair scores only text's tokens, conditioned on context (both tokenised
+separately, as lm-eval does), and counts only text's bytes, e.g. the student turns of a dialogue.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from littlekit.shards import special_ids
+
+DEFAULT_MAX_LENGTH = 2048
+
+
+def bpb_from_token_losses(sum_nats: float, n_bytes: int) -> float:
+    """Bits per byte from summed token negative log-likelihoods (natural log) and UTF-8 bytes."""
+    if n_bytes <= 0:
+        raise ValueError(f"bits per byte needs a positive byte count, got {n_bytes}")
+    return float(sum_nats) / (math.log(2) * n_bytes)
+
+
+def sliding_windows(
+    n_ids: int, max_length: int, stride: int, first_target: int = 1
+) -> list[tuple[int, int, int]]:
+    """(start, end, first scored target) windows over ids[:n_ids]; each target >= first_target once."""
+    if max_length < 2 or not 1 <= stride < max_length:
+        raise ValueError(f"need max_length >= 2 and 1 <= stride < max_length, got {max_length}, {stride}")
+    windows = []
+    end = min(n_ids, max_length)
+    scored_from = 1
+    while True:
+        start = max(0, end - max_length)
+        lo = max(scored_from, first_target)
+        if lo < end:
+            windows.append((start, end, lo))
+        if end >= n_ids:
+            return windows
+        scored_from, end = end, min(end + stride, n_ids)
+
+
+def _encode(tokenizer: Any, item: str | Sequence[str], bos: int) -> tuple[list[int], int, int]:
+    """(ids, first scored position, bytes) of one document or (context, text) pair."""
+    context, text = ("", item) if isinstance(item, str) else item
+    head = tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
+    body = tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+    return [bos, *head, *body], 1 + len(head), len(text.encode("utf-8"))
+
+
+def _model_device(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.inference_mode()
+def _score_windows(
+    model: torch.nn.Module, rows: list[tuple[list[int], int]], pad_id: int, device: torch.device
+) -> list[float]:
+    """Summed nats of each (window ids, index of its first scored target) in one padded batch."""
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, (ids, _) in enumerate(rows):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        mask[i, : len(ids)] = 1
+    logits = model(input_ids=input_ids.to(device), attention_mask=mask.to(device), use_cache=False).logits
+    out = []
+    for i, (ids, first) in enumerate(rows):
+        # logits at position p predict ids[p + 1]; scored targets are ids[first:]
+        predicted = logits[i, first - 1 : len(ids) - 1].float()
+        targets = torch.tensor(ids[first:], device=predicted.device)
+        out.append(F.cross_entropy(predicted, targets, reduction="sum").item())
+    return out
+
+
+def corpus_bpb(
+    model: torch.nn.Module,
+    tokenizer: Any,
+    texts: Iterable[str | Sequence[str]],
+    max_length: int | None = None,
+    stride: int | None = None,
+    batch_size: int = 8,
+    device: str | torch.device | None = None,
+    per_doc: bool = False,
+) -> dict[str, Any]:
+    """Bits per byte of `model` on texts (strings or (context, text) pairs); see the module policy.
+
+    max_length defaults to the model's max_position_embeddings capped at 2,048, stride to half of
+    it. Windows are batched batch_size at a time (longest first, right-padded with an attention
+    mask). Returns bpb, nats, bytes, tokens (targets scored), docs, max_length and stride, plus
+    per_doc (nats, bytes, tokens per input, in order) when asked.
+    """
+    if max_length is None:
+        max_length = min(
+            getattr(model.config, "max_position_embeddings", DEFAULT_MAX_LENGTH), DEFAULT_MAX_LENGTH
+        )
+    if stride is None:
+        stride = max(1, max_length // 2)
+    if batch_size < 1:
+        raise ValueError("batch_size must be positive")
+    bos, eos = special_ids(tokenizer)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    device = torch.device(device) if device is not None else _model_device(model)
+
+    docs: list[dict[str, Any]] = []
+    jobs: list[tuple[int, list[int], int]] = []  # (document, window ids, first scored index in window)
+    for index, item in enumerate(texts):
+        ids, first_target, n_bytes = _encode(tokenizer, item, bos)
+        docs.append({"nats": 0.0, "bytes": n_bytes, "tokens": len(ids) - first_target})
+        for start, end, lo in sliding_windows(len(ids), max_length, stride, first_target):
+            jobs.append((index, ids[start:end], lo - start))
+    jobs.sort(key=lambda job: -len(job[1]))  # similar lengths share a batch: less padding
+
+    was_training = model.training
+    model.eval()
+    try:
+        for b in range(0, len(jobs), batch_size):
+            batch = jobs[b : b + batch_size]
+            nats = _score_windows(model, [(ids, first) for _, ids, first in batch], pad_id, device)
+            for (index, _, _), value in zip(batch, nats, strict=True):
+                docs[index]["nats"] += value
+    finally:
+        model.train(was_training)
+
+    total_nats = math.fsum(d["nats"] for d in docs)
+    total_bytes = sum(d["bytes"] for d in docs)
+    result: dict[str, Any] = {
+        "bpb": bpb_from_token_losses(total_nats, total_bytes),
+        "nats": total_nats,
+        "bytes": total_bytes,
+        "tokens": sum(d["tokens"] for d in docs),
+        "docs": len(docs),
+        "max_length": max_length,
+        "stride": stride,
+    }
+    if per_doc:
+        result["per_doc"] = docs
+    return result

@@ -1,0 +1,172 @@
+"""corpus_bpb against a direct token-by-token computation on a real tiny Qwen3 and tokenizer."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+
+from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, sliding_windows
+
+WORDS = "the cat dog sun ran sat hop big red blue fish tree café naïve 12 345 🙂 play jump".split()
+
+
+def make_texts(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(WORDS, k=rng.choice([1, 2, 5, 9]))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """A model this small runs ~20x faster on one thread than with two contending on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> PreTrainedTokenizerFast:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=["<|bos|>", "<|eos|>", "<|pad|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(make_texts(300, 0), trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>", pad_token="<|pad|>"
+    )
+
+
+@pytest.fixture(scope="module")
+def model(tokenizer) -> Qwen3ForCausalLM:
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=128,
+        initializer_range=0.3,  # large enough that predictions depend visibly on context
+    )
+    torch.manual_seed(0)
+    return Qwen3ForCausalLM(config).eval()
+
+
+def ids_of(tokenizer, text: str) -> list[int]:
+    return [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+
+
+@torch.no_grad()
+def token_nats(model, ids: list[int], target: int, context_start: int = 0) -> float:
+    """-log p(ids[target] | ids[context_start:target]), one forward pass per token."""
+    logits = model(torch.tensor([ids[context_start:target]])).logits[0, -1]
+    return -torch.log_softmax(logits.double(), dim=-1)[ids[target]].item()
+
+
+def window_context_start(target: int, n_ids: int, max_length: int, stride: int) -> int:
+    """The policy written out per target: windows end at L, L+s, L+2s, ... (capped at n) and
+    span at most L ids; a target belongs to the first window whose end lies beyond it."""
+    end = min(max_length, n_ids)
+    while target >= end:
+        end = min(end + stride, n_ids)
+    return max(0, end - max_length)
+
+
+def test_short_documents_match_direct_computation(model, tokenizer):
+    texts = make_texts(6, 1) + ["naïve café 🙂 12"]
+    result = corpus_bpb(model, tokenizer, texts, max_length=64, stride=32, batch_size=3)
+    nats = n_tokens = 0
+    for text in texts:
+        ids = ids_of(tokenizer, text)
+        assert len(ids) <= 64
+        nats += sum(token_nats(model, ids, t) for t in range(1, len(ids)))
+        n_tokens += len(ids) - 1
+    n_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    assert result["tokens"] == n_tokens and result["bytes"] == n_bytes and result["docs"] == len(texts)
+    assert result["nats"] == pytest.approx(nats, rel=1e-6)
+    assert result["bpb"] == pytest.approx(nats / (math.log(2) * n_bytes), abs=1e-5)
+    per_doc_mean = sum(
+        corpus_bpb(model, tokenizer, [t], max_length=64, stride=32)["bpb"] for t in texts
+    ) / len(texts)
+    assert abs(result["bpb"] - per_doc_mean) > 1e-3, "the corpus value is not a mean of document values"
+
+
+def test_long_document_uses_the_sliding_window(model, tokenizer):
+    text = " ".join(make_texts(12, 2))
+    ids = ids_of(tokenizer, text)
+    max_length, stride = 16, 6
+    assert len(ids) > 3 * max_length
+    result = corpus_bpb(model, tokenizer, [text], max_length=max_length, stride=stride, batch_size=4)
+    windowed = sum(
+        token_nats(model, ids, t, window_context_start(t, len(ids), max_length, stride))
+        for t in range(1, len(ids))
+    )
+    with torch.no_grad():  # full context for every target: one causal pass over the whole document
+        logp = torch.log_softmax(model(torch.tensor([ids])).logits[0, :-1].double(), dim=-1)
+    full_context = -logp.gather(1, torch.tensor(ids[1:])[:, None]).sum().item()
+    assert result["tokens"] == len(ids) - 1
+    assert result["nats"] == pytest.approx(windowed, rel=1e-6)
+    assert result["bpb"] == pytest.approx(windowed / (math.log(2) * len(text.encode())), abs=1e-5)
+    assert abs(windowed - full_context) > 1e-2, "the window must actually cut context in this test"
+
+
+def test_window_policy_scores_each_target_once_with_bounded_context():
+    for n_ids in (1, 2, 15, 16, 17, 40, 101):
+        for max_length, stride in ((16, 6), (16, 15), (8, 1)):
+            windows = sliding_windows(n_ids, max_length, stride)
+            targets = [t for _, end, lo in windows for t in range(lo, end)]
+            assert targets == list(range(1, n_ids))
+            for start, end, lo in windows:
+                assert end - start <= max_length and start < lo
+                if start > 0:
+                    assert lo - start >= max_length - stride
+    with pytest.raises(ValueError):
+        sliding_windows(10, 8, 8)
+
+
+def test_batched_equals_unbatched(model, tokenizer):
+    texts = make_texts(9, 3) + [" ".join(make_texts(8, 4))]
+    kwargs = {"max_length": 20, "stride": 7, "per_doc": True}
+    one = corpus_bpb(model, tokenizer, texts, batch_size=1, **kwargs)
+    many = corpus_bpb(model, tokenizer, texts, batch_size=5, **kwargs)
+    assert many["bpb"] == pytest.approx(one["bpb"], abs=1e-5)
+    for a, b in zip(one["per_doc"], many["per_doc"], strict=True):
+        assert a["nats"] == pytest.approx(b["nats"], rel=1e-5, abs=1e-5)
+        assert a["bytes"] == b["bytes"] and a["tokens"] == b["tokens"]
+
+
+def test_context_pairs_score_only_the_text(model, tokenizer):
+    context, text = "the cat sat", " big red fish"
+    result = corpus_bpb(model, tokenizer, [(context, text)], max_length=64, stride=32)
+    head = tokenizer(context, add_special_tokens=False)["input_ids"]
+    body = tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids = [tokenizer.bos_token_id, *head, *body]
+    direct = sum(token_nats(model, ids, t) for t in range(1 + len(head), len(ids)))
+    assert result["tokens"] == len(body) and result["bytes"] == len(text.encode())
+    assert result["nats"] == pytest.approx(direct, rel=1e-6)
+
+
+def test_model_mode_is_restored(model, tokenizer):
+    model.train()
+    try:
+        corpus_bpb(model, tokenizer, ["the cat"], max_length=16, stride=8)
+        assert model.training
+    finally:
+        model.eval()
+
+
+def test_bpb_from_token_losses():
+    assert bpb_from_token_losses(math.log(2) * 10, 10) == pytest.approx(1.0)
+    assert bpb_from_token_losses(3.0, 2) == pytest.approx(3.0 / (2 * math.log(2)))
+    with pytest.raises(ValueError):
+        bpb_from_token_losses(1.0, 0)
