@@ -1,0 +1,253 @@
+"""The K-5 tokenizer: byte-level BPE trained on the filtered corpus only, and how it splits numbers.
+
+`train_tokenizer` fits a byte-level BPE (HF `tokenizers`: the GPT-2 byte-level pre-tokenizer, every
+one of the 256 bytes in the base alphabet, so no text is ever unknown) and wraps it as a
+transformers `PreTrainedTokenizerFast` with
+
+    <|bos|> <|eos|> <|pad|>            bos_token, eos_token, pad_token (ids 0, 1, 2)
+    <|im_start|> <|im_end|>            the chat turns of CHAT_TEMPLATE (ids 3, 4)
+
+Encoding adds no special token by itself: the shard writer puts BOS + tokens + EOS around each
+document, and the chat template writes its own. `single_digit=True` is the paper's ablation: a
+Digits(individual_digits=True) pre-tokenizer runs before the byte-level one, so no merge can join
+two digits and every digit is its own token.
+
+Reports: `bytes_per_token` (UTF-8 bytes per token, higher = better compression) and the number
+shapes: how each integer 0-9999 splits into tokens, tabulated by digit count, and the distinct
+split shapes of four-digit numbers (shape = the tuple of token lengths in digits, e.g. 1234 ->
+['12', '34'] has shape (2, 2)).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+BOS, EOS, PAD = "<|bos|>", "<|eos|>", "<|pad|>"
+IM_START, IM_END = "<|im_start|>", "<|im_end|>"
+SPECIAL_TOKENS: tuple[str, ...] = (BOS, EOS, PAD, IM_START, IM_END)
+BYTE_ALPHABET = 256
+MIN_VOCAB_SIZE = BYTE_ALPHABET + len(SPECIAL_TOKENS)
+TRAINING_RECORD = "littlekit_tokenizer.json"
+
+# ChatML turns (as Qwen3 writes them), after the BOS every training document starts with.
+CHAT_TEMPLATE = (
+    "{{ bos_token }}"
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+def build_bpe(single_digit: bool = False) -> Tokenizer:
+    """An untrained byte-level BPE tokenizer (pre-tokenizer and decoder set, no vocabulary yet)."""
+    tokenizer = Tokenizer(models.BPE())
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    if single_digit:
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Digits(individual_digits=True), byte_level]
+        )
+    else:
+        tokenizer.pre_tokenizer = byte_level
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def train_tokenizer(
+    texts: Iterable[str],
+    vocab_size: int,
+    single_digit: bool = False,
+    out_dir: str | os.PathLike | None = None,
+    min_frequency: int = 2,
+):
+    """Train a byte-level BPE on `texts`; return it as a PreTrainedTokenizerFast (saved to out_dir).
+
+    `vocab_size` counts the 256 byte tokens and the 5 special tokens; the trainer stops earlier
+    when no pair occurs `min_frequency` times, so a tiny corpus can give a smaller vocabulary
+    (`len(tokenizer)` says what it got). Training is deterministic for the same texts.
+    """
+    from transformers import PreTrainedTokenizerFast
+
+    if vocab_size < MIN_VOCAB_SIZE:
+        raise ValueError(
+            f"vocab_size must be at least {MIN_VOCAB_SIZE} (256 bytes + {len(SPECIAL_TOKENS)} special "
+            f"tokens), got {vocab_size}"
+        )
+    texts = [text for text in texts if text]
+    if not texts:
+        raise ValueError("no text to train the tokenizer on")
+    tokenizer = build_bpe(single_digit)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(texts, trainer=trainer, length=len(texts))
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token=BOS,
+        eos_token=EOS,
+        pad_token=PAD,
+        additional_special_tokens=[IM_START, IM_END],
+        clean_up_tokenization_spaces=False,
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    if out_dir is not None:
+        save_tokenizer(fast, out_dir, _record(texts, vocab_size, single_digit, min_frequency, len(fast)))
+    return fast
+
+
+def _record(texts: Sequence[str], vocab_size: int, single_digit: bool, min_frequency: int, got: int) -> dict:
+    import tokenizers
+
+    return {
+        "vocab_size_asked": vocab_size,
+        "vocab_size": got,
+        "single_digit": single_digit,
+        "min_frequency": min_frequency,
+        "training_documents": len(texts),
+        "training_bytes": sum(len(text.encode("utf-8")) for text in texts),
+        "tokenizers_version": tokenizers.__version__,
+    }
+
+
+def save_tokenizer(tokenizer, out_dir: str | os.PathLike, record: Mapping | None = None) -> Path:
+    """save_pretrained into out_dir, plus a small JSON record of how it was trained."""
+    out = Path(out_dir)
+    tokenizer.save_pretrained(out)
+    if record is not None:
+        (out / TRAINING_RECORD).write_text(json.dumps(dict(record), indent=1) + "\n", encoding="utf-8")
+    return out
+
+
+def load_tokenizer(path_or_id: str | os.PathLike):
+    """AutoTokenizer.from_pretrained(path_or_id): a directory saved by train_tokenizer, or a Hub id."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(path_or_id))
+
+
+def training_record(path: str | os.PathLike) -> dict | None:
+    """The record train_tokenizer saved beside a tokenizer, or None."""
+    file = Path(path) / TRAINING_RECORD
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else None
+
+
+# --- reports ------------------------------------------------------------------------------------
+
+
+def count_tokens(tokenizer, texts: Iterable[str]) -> tuple[int, int]:
+    """(UTF-8 bytes, tokens) of the texts, without special tokens."""
+    texts = [text for text in texts if text]
+    if not texts:
+        return 0, 0
+    encodings = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    n_bytes = sum(len(text.encode("utf-8")) for text in texts)
+    return n_bytes, sum(len(ids) for ids in encodings)
+
+
+def bytes_per_token(tokenizer, texts: Iterable[str]) -> float:
+    """Σ UTF-8 bytes / Σ tokens over the texts (higher: the tokenizer compresses them better)."""
+    n_bytes, n_tokens = count_tokens(tokenizer, texts)
+    if n_tokens == 0:
+        raise ValueError("no text to measure")
+    return n_bytes / n_tokens
+
+
+def compression_table(
+    tokenizers: Mapping[str, object], text_sets: Mapping[str, Sequence[str]]
+) -> pd.DataFrame:
+    """One row per (tokenizer, text set): documents, bytes, tokens, bytes_per_token."""
+    rows = []
+    for name, tokenizer in tokenizers.items():
+        for text_set, texts in text_sets.items():
+            n_bytes, n_tokens = count_tokens(tokenizer, texts)
+            rows.append(
+                {
+                    "tokenizer": name,
+                    "text": text_set,
+                    "documents": len(texts),
+                    "bytes": n_bytes,
+                    "tokens": n_tokens,
+                    "bytes_per_token": n_bytes / n_tokens if n_tokens else float("nan"),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def number_splits(tokenizer, numbers: Iterable[int] = range(10_000), prefix: str = "") -> pd.DataFrame:
+    """How each number, written `prefix + str(n)`, splits into tokens.
+
+    Columns: number, digits, tokens (the decoded pieces holding digits), n_tokens, shape (the
+    tuple of the pieces' lengths in digits). A piece without digits (a lone space from `prefix`)
+    is not counted. prefix=" " shows a number inside running text, where byte-level BPE glues
+    the space to the first digits ('7' and ' 7' are different tokens).
+    """
+    numbers = [int(n) for n in numbers]
+    if any(n < 0 for n in numbers):
+        raise ValueError("number_splits takes non-negative integers")
+    encodings = tokenizer([f"{prefix}{n}" for n in numbers], add_special_tokens=False)["input_ids"]
+    pieces = _decoded_pieces(tokenizer, {i for ids in encodings for i in ids})
+    rows = []
+    for n, ids in zip(numbers, encodings, strict=True):
+        tokens = [pieces[i] for i in ids if any(c.isdigit() for c in pieces[i])]
+        shape = tuple(sum(c.isdigit() for c in token) for token in tokens)
+        rows.append(
+            {"number": n, "digits": len(str(n)), "tokens": tokens, "n_tokens": len(tokens), "shape": shape}
+        )
+    return pd.DataFrame(rows)
+
+
+def _decoded_pieces(tokenizer, ids: Iterable[int]) -> dict[int, str]:
+    return {i: tokenizer.decode([i], clean_up_tokenization_spaces=False) for i in ids}
+
+
+def number_shape_table(splits: pd.DataFrame, max_tokens: int = 3) -> pd.DataFrame:
+    """Per digit count: how many numbers, mean tokens per number, the share split into 1, 2, ...,
+    `max_tokens`+ tokens, and how many distinct shapes the numbers of that length get."""
+    rows = []
+    for digits, group in splits.groupby("digits", sort=True):
+        low, high = group["number"].min(), group["number"].max()
+        row = {
+            "numbers": f"{low}-{high}",
+            "count": len(group),
+            "mean_tokens": group["n_tokens"].mean(),
+        }
+        for k in range(1, max_tokens + 1):
+            label = f"{k}+ tokens" if k == max_tokens else f"{k} token{'s' if k > 1 else ''}"
+            hit = group["n_tokens"] >= k if k == max_tokens else group["n_tokens"] == k
+            row[label] = hit.mean()
+        row["distinct_shapes"] = group["shape"].nunique()
+        rows.append({"digits": digits, **row})
+    return pd.DataFrame(rows).set_index("digits")
+
+
+def shape_counts(splits: pd.DataFrame, digits: int = 4, examples: int = 3) -> pd.DataFrame:
+    """The distinct split shapes of the `digits`-digit numbers, most frequent first, with the
+    number of such numbers, their share and the first few as examples ('1234 -> 12|34')."""
+    group = splits[splits["digits"] == digits]
+    if group.empty:
+        return pd.DataFrame(columns=["shape", "numbers", "share", "examples"])
+    rows = []
+    for shape, members in group.groupby("shape", sort=False):
+        shown = members.head(examples)
+        rows.append(
+            {
+                "shape": shape,
+                "numbers": len(members),
+                "share": len(members) / len(group),
+                "examples": ", ".join(
+                    f"{n} -> {'|'.join(t)}" for n, t in zip(shown["number"], shown["tokens"], strict=True)
+                ),
+            }
+        )
+    table = pd.DataFrame(rows).sort_values(["numbers", "shape"], ascending=[False, True])
+    return table.reset_index(drop=True)
