@@ -1,0 +1,145 @@
+"""The training corpora of chapters 8 and 9: the demo documents the filter keeps, and all of them.
+
+`filter_outcomes` decides, for every document, whether the five-stage filter keeps it, taking the
+first of these that is available for the run and saying which (the note is printed by chapter 8):
+
+1. chapter 7's verdicts, `runs/<run>/07_validation/outcomes_demo.parquet`, when they cover every
+   document (chapter 7 filters a sample of the demo corpus by default, which is not enough);
+2. the cascade chapter 7 runs, built the same way from `runs/<run>/artifacts/` (all five stages,
+   the registry's defaults), run here;
+3. when the artifacts are incomplete: stages 1 and 4 only (AoA and symbolic, which need no
+   trained model), with the run's AoA table if it has one, else the embedded Kuperman table.
+
+`training_corpora` then gives the K-5 corpus (kept documents) and its unfiltered counterpart (the
+same source documents, no filter), both without the documents sharing text with held-out passages
+(CommonCoreText-PD validation), so bits per byte measured on those passages later is not measured
+on training text. `write_corpus` saves one as jsonl (id, text, source, band).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from littlekit.artifacts import artifact_path, artifact_problems, stage_list, stage_options_from_artifacts
+from littlekit.io import JsonlWriter
+from littlekit.pools import overlaps
+
+PREVIOUS_OUTCOMES = "07_validation/outcomes_demo.parquet"
+ARTIFACTS = "artifacts"
+FALLBACK_STAGES = ("aoa", "symbolic")
+VERDICT_COLUMNS = ("status", "stage", "reason", "kept")
+CORPUS_COLUMNS = ("id", "text", "source", "band")
+
+
+@dataclass
+class FilterOutcomes:
+    """Every document with its verdict, the stages behind it, and a note on where it came from."""
+
+    frame: pd.DataFrame  # the documents' columns + status, stage, reason, kept
+    stages: list[str]
+    note: str
+    source: str  # "chapter 7", "cascade" or "fallback"
+
+
+def filter_outcomes(
+    documents: pd.DataFrame, run: str | os.PathLike, previous: str = PREVIOUS_OUTCOMES
+) -> FilterOutcomes:
+    """The filter's verdict on each of `documents` (columns id, text, ...) for this run; see the module."""
+    run = Path(run)
+    if documents["id"].duplicated().any():
+        raise ValueError("documents have duplicate ids")
+    reused = _previous_outcomes(documents, run / previous)
+    if isinstance(reused, FilterOutcomes):
+        return reused
+    root = run / ARTIFACTS
+    problems = artifact_problems(root, "all")
+    if not problems:
+        names = stage_list("all")
+        frame = _run_cascade(documents, names, stage_options_from_artifacts(root, names))
+        chain = " -> ".join(names)
+        note = f"{reused} Ran chapter 7's cascade ({chain}) from {root} on all {len(documents):,} documents."
+        return FilterOutcomes(frame, names, note.strip(), "cascade")
+    names = list(FALLBACK_STAGES)
+    aoa = artifact_path(root, "aoa_table")
+    options = {"aoa_table": str(aoa)} if not artifact_problems(root, ["aoa"]) else {}
+    frame = _run_cascade(documents, names, options)
+    note = (
+        f"{reused} The artifacts of the full cascade are missing ({'; '.join(problems)}), so only stages "
+        f"1 and 4 ({' -> '.join(names)}) filtered the {len(documents):,} documents, with the AoA table "
+        f"{aoa if options else 'embedded in the package (Kuperman)'}. Run chapters 3, 4 and 6 "
+        "(or `make notebooks`) with the same run_name for the five-stage corpus."
+    )
+    return FilterOutcomes(frame, names, note.strip(), "fallback")
+
+
+def _previous_outcomes(documents: pd.DataFrame, path: Path) -> FilterOutcomes | str:
+    """Chapter 7's verdicts when they cover every document, else a sentence saying why not."""
+    if not path.is_file():
+        return f"{path} does not exist (chapter 7 has not run for this run)."
+    previous = pd.read_parquet(path)
+    missing = [c for c in ("id", *VERDICT_COLUMNS) if c not in previous.columns]
+    if missing:
+        return f"{path} lacks column(s) {missing}."
+    previous = previous.assign(id=previous["id"].astype(str)).drop_duplicates("id").set_index("id")
+    ids = documents["id"].astype(str)
+    covered = int(ids.isin(previous.index).sum())
+    if covered < len(documents):
+        return (
+            f"{path} covers {covered:,} of the {len(documents):,} documents (chapter 7 filters a sample; "
+            "run it with demo_sample_size at least the corpus size to reuse it)."
+        )
+    verdicts = previous.loc[ids, list(VERDICT_COLUMNS)].reset_index(drop=True)
+    frame = pd.concat([documents.reset_index(drop=True), verdicts], axis=1)
+    stages = [s for s in stage_list("all") if s in set(frame["stage"].dropna())] or stage_list("all")
+    note = f"Read chapter 7's verdicts on all {len(documents):,} documents from {path}."
+    return FilterOutcomes(frame, stages, note, "chapter 7")
+
+
+def _run_cascade(documents: pd.DataFrame, names: Sequence[str], options: dict) -> pd.DataFrame:
+    from littlekit.pipeline import Cascade
+    from littlekit.stages.registry import build_stages
+    from littlekit.validate import cascade_outcomes
+
+    frame, _ = cascade_outcomes(Cascade(build_stages(names, options)), documents.reset_index(drop=True))
+    frame["id"] = frame["id"].astype(str)
+    return frame
+
+
+def training_corpora(
+    outcomes: pd.DataFrame, held_out: Iterable[str] = (), n: int = 8
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
+    """(k5, unfiltered, shared): the kept documents, all documents, and a mask of those left out
+    of both for sharing text with `held_out` (an identical text or a run of `n` words)."""
+    held_out = list(held_out)
+    shared = pd.Series(overlaps(outcomes["text"], held_out, n) if held_out else False, index=outcomes.index)
+    unfiltered = outcomes[~shared].reset_index(drop=True)
+    k5 = unfiltered[unfiltered["kept"]].reset_index(drop=True)
+    return k5, unfiltered, shared
+
+
+def write_corpus(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Save documents as jsonl with the fields id, text, source, band (those the frame has)."""
+    columns = [c for c in CORPUS_COLUMNS if c in frame.columns]
+    with JsonlWriter(path) as writer:
+        for record in frame[columns].to_dict("records"):
+            writer.write({k: (None if _missing(v) else v) for k, v in record.items()})
+    return Path(path)
+
+
+def read_corpus(path: str | os.PathLike) -> pd.DataFrame:
+    """A corpus written by write_corpus."""
+    with open(path, encoding="utf-8") as handle:
+        return pd.DataFrame([json.loads(line) for line in handle if line.strip()])
+
+
+def _missing(value) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
