@@ -330,6 +330,13 @@ class BatchLoader:
             rows[i] = np.concatenate([self.shards[source].document(doc, take) for doc, take in pieces])
         return torch.from_numpy(rows[:, :-1].copy()), torch.from_numpy(rows[:, 1:].copy())
 
+    def _fingerprints(self) -> list[dict[str, Any]]:
+        # What the rows depend on, so a moved or renamed shard directory still resumes.
+        return [
+            {key: shards.manifest[key] for key in ("n_docs", "n_tokens", "vocab_sha256")}
+            for shards in self.shards
+        ]
+
     def state_dict(self) -> dict[str, Any]:
         """Plain, JSON-serialisable state; the same on every rank."""
         return {
@@ -337,6 +344,7 @@ class BatchLoader:
             "rows": self.rows,
             "cursors": [list(c) for c in self.cursors],
             "sources": list(self.names),
+            "fingerprints": self._fingerprints(),
             "weights": self.weights.tolist(),
             "seed": self.seed,
             "seq_len": self.seq_len,
@@ -344,9 +352,13 @@ class BatchLoader:
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continues from `state`; refuses a state taken with other sources, weights, seed or seq_len."""
+        """Continues from `state`; refuses one taken on other data, weights, seed or seq_len.
+
+        Sources are matched by position and by content (documents, tokens, vocabulary), not by
+        path; batch_size, rank and world_size may differ from the run that saved the state.
+        """
         own = self.state_dict()
-        for key in ("sources", "seed", "seq_len", "shuffle"):
+        for key in ("fingerprints", "seed", "seq_len", "shuffle"):
             if state[key] != own[key]:
                 raise ValueError(f"loader state has {key}={state[key]!r}, this loader {own[key]!r}")
         if not np.allclose(state["weights"], self.weights, rtol=0, atol=1e-12):
@@ -365,7 +377,9 @@ class EvalBatch(NamedTuple):
     n_bytes: int
 
 
-def _eval_rows(shards: TokenShards, seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+def _eval_rows(
+    shards: TokenShards, seq_len: int, pack: bool = True
+) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
     """(tokens, scored flags, bytes) rows of width seq_len + 1 covering every document once, in order."""
     width = seq_len + 1
     tokens: list[np.ndarray] = []
@@ -385,7 +399,7 @@ def _eval_rows(shards: TokenShards, seq_len: int) -> Iterator[tuple[np.ndarray, 
         doc = shards.document(index)
         scored = np.ones(len(doc), dtype=bool)
         scored[[0, -1]] = False  # BOS and EOS are never targets: they carry no bytes
-        if used and used + len(doc) > width:
+        if used and (not pack or used + len(doc) > width):
             yield emit()
         row_bytes += int(shards.doc_bytes[index])
         start = 0
@@ -405,22 +419,29 @@ def _eval_rows(shards: TokenShards, seq_len: int) -> Iterator[tuple[np.ndarray, 
 
 
 def eval_batches(
-    directory: str | os.PathLike, seq_len: int, batch_size: int, rank: int = 0, world_size: int = 1
+    directory: str | os.PathLike,
+    seq_len: int,
+    batch_size: int,
+    rank: int = 0,
+    world_size: int = 1,
+    pack: bool = True,
 ) -> Iterator[EvalBatch]:
     """The fixed held-out stream of a shard directory for validation loss and bits per byte.
 
-    Documents are packed in stored order, each starting a new row unless it fits after the previous
-    one; rows are padded (EOS in input_ids, -100 in labels). Every real token of every document is
-    a target exactly once, predicted from its document's BOS onwards (EOS is not scored, matching
-    `corpus_bpb`); unlike corpus_bpb, a packed document also sees the earlier documents of its row,
-    and a document longer than seq_len continues without overlap. Batches are dealt round-robin to
-    ranks. Over the whole stream, Σ n_bytes = total_bytes, so BPB = bpb_from_token_losses(Σ nats,
-    Σ n_bytes) with nats summed over labels != -100.
+    Documents are taken in stored order, each starting a new row unless it fits after the previous
+    one (pack=False: every document starts a new row); rows are padded at the end (EOS in input_ids,
+    -100 in labels), so no attention mask is needed. Every real token of every document is a target
+    exactly once, predicted from its document's BOS onwards; EOS is not scored, as in `corpus_bpb`.
+    Unlike corpus_bpb, a packed document also sees the earlier documents of its row, and a document
+    longer than a row continues in the next row with only the boundary token as context. Batches
+    are dealt round-robin to ranks. Over the whole stream (all ranks) Σ n_bytes = total_bytes, so
+    BPB = bpb_from_token_losses(Σ nats over labels != -100, Σ n_bytes).
     """
     if seq_len < 1 or batch_size < 1:
         raise ValueError("seq_len and batch_size must be positive")
-    shards = TokenShards(directory)
-    rows = _eval_rows(shards, seq_len)
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank {rank} outside world_size {world_size}")
+    rows = _eval_rows(TokenShards(directory), seq_len, pack)
     batch_index = 0
     while True:
         chunk = [row for _, row in zip(range(batch_size), rows, strict=False)]
@@ -438,7 +459,7 @@ def eval_batches(
         batch_index += 1
 
 
-def count_eval_batches(directory: str | os.PathLike, seq_len: int, batch_size: int) -> int:
+def count_eval_batches(directory: str | os.PathLike, seq_len: int, batch_size: int, pack: bool = True) -> int:
     """How many batches eval_batches yields in total (all ranks together)."""
-    rows = sum(1 for _ in _eval_rows(TokenShards(directory), seq_len))
+    rows = sum(1 for _ in _eval_rows(TokenShards(directory), seq_len, pack))
     return math.ceil(rows / batch_size)

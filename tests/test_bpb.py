@@ -10,7 +10,8 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
-from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, sliding_windows
+from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, sliding_windows, stream_bpb
+from littlekit.shards import write_shards
 
 WORDS = "the cat dog sun ran sat hop big red blue fish tree café naïve 12 345 🙂 play jump".split()
 
@@ -154,6 +155,24 @@ def test_context_pairs_score_only_the_text(model, tokenizer):
     direct = sum(token_nats(model, ids, t) for t in range(1 + len(head), len(ids)))
     assert result["tokens"] == len(body) and result["bytes"] == len(text.encode())
     assert result["nats"] == pytest.approx(direct, rel=1e-6)
+
+
+def test_training_stream_bpb_matches_corpus_bpb(model, tokenizer, tmp_path):
+    texts = make_texts(11, 5)
+    write_shards(texts, tokenizer, tmp_path, shard_tokens=40)
+    reference = corpus_bpb(model, tokenizer, texts, max_length=32, stride=16)
+    unpacked = stream_bpb(model, tmp_path, seq_len=31, batch_size=4, pack=False)
+    for key in ("bytes", "tokens"):
+        assert unpacked[key] == reference[key]
+    assert unpacked["bpb"] == pytest.approx(reference["bpb"], abs=1e-5)
+    packed = stream_bpb(model, tmp_path, seq_len=31, batch_size=2)
+    ranks = [stream_bpb(model, tmp_path, 31, 2, rank=r, world_size=2) for r in (0, 1)]
+    assert sum(r["bytes"] for r in ranks) == packed["bytes"] == reference["bytes"]
+    assert sum(r["tokens"] for r in ranks) == packed["tokens"] == reference["tokens"]
+    assert sum(r["nats"] for r in ranks) == pytest.approx(packed["nats"], rel=1e-6)
+    assert packed["nats"] != pytest.approx(reference["nats"], rel=1e-6), (
+        "packing adds earlier documents as context"
+    )
 
 
 def test_model_mode_is_restored(model, tokenizer):

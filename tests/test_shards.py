@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -196,6 +197,23 @@ def test_resume_continues_exactly(mixture):
     assert resumed.state_dict()["cursors"][0][0] >= 1, "the test should cross an epoch"
     with pytest.raises(ValueError, match="seed"):
         BatchLoader(mixture, seq_len=20, batch_size=3, seed=9).load_state_dict(state)
+    swapped = dict(zip(reversed(list(mixture)), mixture.values(), strict=True))
+    with pytest.raises(ValueError, match="fingerprints"):
+        BatchLoader(swapped, seq_len=20, batch_size=3, seed=2).load_state_dict(state)
+
+
+def test_resume_in_a_moved_directory_with_another_batch_size(mixture, tmp_path):
+    straight = BatchLoader(mixture, seq_len=20, batch_size=2, seed=4)
+    rows = torch.cat([next(straight)[0] for _ in range(6)])
+    first = BatchLoader(mixture, seq_len=20, batch_size=2, seed=4)
+    next(first)
+    moved = {}
+    for i, (source, weight) in enumerate(mixture.items()):
+        shutil.copytree(source, tmp_path / f"moved{i}")
+        moved[str(tmp_path / f"moved{i}")] = weight
+    resumed = BatchLoader(moved, seq_len=20, batch_size=5, seed=4)
+    resumed.load_state_dict(first.state_dict())
+    assert torch.equal(torch.cat([next(resumed)[0] for _ in range(2)]), rows[2:])
 
 
 def test_eval_stream_scores_every_token_once(tmp_path, tokenizer):

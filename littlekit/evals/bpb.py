@@ -17,13 +17,14 @@ separately, as lm-eval does), and counts only text's bytes, e.g. the student tur
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from littlekit.shards import special_ids
+from littlekit.shards import IGNORE_INDEX, eval_batches, special_ids
 
 DEFAULT_MAX_LENGTH = 2048
 
@@ -150,3 +151,46 @@ def corpus_bpb(
     if per_doc:
         result["per_doc"] = docs
     return result
+
+
+@torch.inference_mode()
+def stream_bpb(
+    model: torch.nn.Module,
+    directory: str | os.PathLike,
+    seq_len: int,
+    batch_size: int,
+    device: str | torch.device | None = None,
+    rank: int = 0,
+    world_size: int = 1,
+    max_batches: int | None = None,
+    pack: bool = True,
+) -> dict[str, Any]:
+    """Bits per byte on a shard directory's held-out stream (`shards.eval_batches`), as training validates.
+
+    Returns this rank's nats, bytes and tokens and their bpb; with world_size > 1, all-reduce (sum)
+    nats and bytes over ranks and call bpb_from_token_losses. With max_batches (this rank's batches),
+    a document cut off at the last batch still counts its bytes, so the value is approximate;
+    the full stream is exact. pack=False, with documents shorter than seq_len, gives the same
+    value as corpus_bpb on the documents' texts.
+    """
+    device = torch.device(device) if device is not None else _model_device(model)
+    was_training = model.training
+    model.eval()
+    nats, n_bytes, tokens = 0.0, 0, 0
+    try:
+        for index, (input_ids, labels, batch_bytes) in enumerate(
+            eval_batches(directory, seq_len, batch_size, rank, world_size, pack)
+        ):
+            if max_batches is not None and index >= max_batches:
+                break
+            logits = model(input_ids=input_ids.to(device), use_cache=False).logits
+            labels = labels.to(device)
+            nats += F.cross_entropy(
+                logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, reduction="sum"
+            ).item()
+            n_bytes += batch_bytes
+            tokens += int((labels != IGNORE_INDEX).sum())
+    finally:
+        model.train(was_training)
+    bpb = bpb_from_token_losses(nats, n_bytes) if n_bytes else float("nan")
+    return {"bpb": bpb, "nats": nats, "bytes": n_bytes, "tokens": tokens}
