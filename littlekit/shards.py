@@ -18,6 +18,7 @@ its own contiguous slice of rows.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -190,10 +191,11 @@ class TokenShards:
         self.dtype = np.dtype(self.manifest["dtype"])
         self.bos_id: int = self.manifest["bos_id"]
         self.eos_id: int = self.manifest["eos_id"]
-        docs = np.load(self.dir / self.manifest["documents"], mmap_mode="r")
+        # Plain ndarray views of the mappings: indexing a np.memmap object costs ~10x more per call.
+        docs = np.asarray(np.load(self.dir / self.manifest["documents"], mmap_mode="r"))
         self.starts, self.lengths, self.doc_bytes = docs[:, 0], docs[:, 1], docs[:, 2]
-        self._shard_starts = np.asarray([s["start"] for s in self.manifest["shards"]], dtype=np.int64)
-        self._maps: dict[int, np.memmap] = {}
+        self._shard_starts = [int(s["start"]) for s in self.manifest["shards"]]
+        self._maps: dict[int, np.ndarray] = {}
 
     def __len__(self) -> int:
         return int(self.manifest["n_docs"])
@@ -206,10 +208,10 @@ class TokenShards:
     def total_bytes(self) -> int:
         return int(self.manifest["total_bytes"])
 
-    def _shard(self, index: int) -> np.memmap:
+    def _shard(self, index: int) -> np.ndarray:
         if index not in self._maps:
             path = self.dir / self.manifest["shards"][index]["file"]
-            self._maps[index] = np.memmap(path, dtype=self.dtype, mode="r")
+            self._maps[index] = np.asarray(np.memmap(path, dtype=self.dtype, mode="r"))
         return self._maps[index]
 
     def document(self, index: int, max_tokens: int | None = None) -> np.ndarray:
@@ -217,9 +219,9 @@ class TokenShards:
         start, length = int(self.starts[index]), int(self.lengths[index])
         if max_tokens is not None:
             length = min(length, max_tokens)
-        shard = int(np.searchsorted(self._shard_starts, start, side="right")) - 1
-        local = start - int(self._shard_starts[shard])
-        return np.asarray(self._shard(shard)[local : local + length], dtype=np.int64)
+        shard = bisect.bisect_right(self._shard_starts, start) - 1
+        local = start - self._shard_starts[shard]
+        return self._shard(shard)[local : local + length].astype(np.int64)
 
 
 def mixture_sources(
