@@ -55,12 +55,18 @@ def sliding_windows(
         scored_from, end = end, min(end + stride, n_ids)
 
 
-def _encode(tokenizer: Any, item: str | Sequence[str], bos: int) -> tuple[list[int], int, int]:
-    """(ids, first scored position, bytes) of one document or (context, text) pair."""
-    context, text = ("", item) if isinstance(item, str) else item
-    head = tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
-    body = tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
-    return [bos, *head, *body], 1 + len(head), len(text.encode("utf-8"))
+def _encode_all(
+    tokenizer: Any, items: list[str | Sequence[str]], bos: int
+) -> list[tuple[list[int], int, int]]:
+    """(ids, first scored position, bytes) per document or (context, text) pair, one tokenizer call."""
+    pairs = [("", item) if isinstance(item, str) else tuple(item) for item in items]
+    strings = [part for pair in pairs for part in pair]
+    encoded = tokenizer(strings, add_special_tokens=False)["input_ids"] if strings else []
+    out = []
+    for i, (_, text) in enumerate(pairs):
+        head, body = encoded[2 * i], encoded[2 * i + 1]
+        out.append(([bos, *head, *body], 1 + len(head), len(text.encode("utf-8"))))
+    return out
 
 
 def _model_device(model: torch.nn.Module) -> torch.device:
@@ -102,8 +108,9 @@ def corpus_bpb(
 
     max_length defaults to the model's max_position_embeddings capped at 2,048, stride to half of
     it. Windows are batched batch_size at a time (longest first, right-padded with an attention
-    mask). Returns bpb, nats, bytes, tokens (targets scored), docs, max_length and stride, plus
-    per_doc (nats, bytes, tokens per input, in order) when asked.
+    mask; peak memory holds batch_size x max_length x vocabulary logits). Returns bpb, nats, bytes,
+    tokens (targets scored), docs, max_length and stride, plus per_doc (nats, bytes, tokens per
+    input, in order) when asked, for per-bin or per-category sums.
     """
     if max_length is None:
         max_length = min(
@@ -119,8 +126,7 @@ def corpus_bpb(
 
     docs: list[dict[str, Any]] = []
     jobs: list[tuple[int, list[int], int]] = []  # (document, window ids, first scored index in window)
-    for index, item in enumerate(texts):
-        ids, first_target, n_bytes = _encode(tokenizer, item, bos)
+    for index, (ids, first_target, n_bytes) in enumerate(_encode_all(tokenizer, list(texts), bos)):
         docs.append({"nats": 0.0, "bytes": n_bytes, "tokens": len(ids) - first_target})
         for start, end, lo in sliding_windows(len(ids), max_length, stride, first_target):
             jobs.append((index, ids[start:end], lo - start))
