@@ -125,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
         rates = measure_stage_rates(texts, stages, repeats=args.repeats)
         bare_wall, bare_cpu = bare_regex_seconds(texts, args.repeats)
         if args.encoder_docs > 0:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
             options["encoder_model"], how = artifact(args, artifacts, "encoder_model")
             print(f"encoder_model: {how}")
             encoder = build_stages("encoder", {**options, "encoder_gate": "all", "device": "cpu"})
