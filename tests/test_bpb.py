@@ -7,11 +7,11 @@ import random
 
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
 from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, sliding_windows, stream_bpb
 from littlekit.shards import write_shards
+from littlekit.tokenizer import train_tokenizer
 
 WORDS = "the cat dog sun ran sat hop big red blue fish tree café naïve 12 345 🙂 play jump".split()
 
@@ -32,18 +32,7 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def tokenizer() -> PreTrainedTokenizerFast:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        special_tokens=["<|bos|>", "<|eos|>", "<|pad|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(make_texts(300, 0), trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>", pad_token="<|pad|>"
-    )
+    return train_tokenizer(make_texts(300, 0), vocab_size=300)
 
 
 @pytest.fixture(scope="module")

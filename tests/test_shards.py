@@ -9,8 +9,6 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import PreTrainedTokenizerFast
 
 from littlekit.shards import (
     IGNORE_INDEX,
@@ -22,6 +20,7 @@ from littlekit.shards import (
     token_dtype,
     write_shards,
 )
+from littlekit.tokenizer import train_tokenizer
 
 WORDS = "the cat dog sun ran sat hop big red blue fish tree café naïve 12 345 🙂 play jump".split()
 
@@ -35,24 +34,9 @@ def make_texts(n: int, seed: int, marker: str = "") -> list[str]:
     return texts
 
 
-def tiny_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        special_tokens=["<|bos|>", "<|eos|>", "<|pad|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(texts, trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>", pad_token="<|pad|>"
-    )
-
-
 @pytest.fixture(scope="module")
 def tokenizer():
-    return tiny_tokenizer(make_texts(300, 0) + ["alpha beta gamma"])
+    return train_tokenizer(make_texts(300, 0), vocab_size=300)
 
 
 @pytest.fixture(scope="module")
