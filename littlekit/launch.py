@@ -32,6 +32,7 @@ from typing import Any
 from littlekit import __version__
 from littlekit.model import (
     DEFAULT_VOCAB_SIZE,
+    KERNELS,
     QWEN3_SIZES,
     flops_per_token,
     memory_per_gpu,
@@ -147,6 +148,7 @@ class LaunchConfig:
     micro_batch: int = 1
     vocab_size: int = DEFAULT_VOCAB_SIZE
     activation_checkpointing: bool = False
+    kernels: str = "eager"  # activation memory of transformers' Qwen3, or "fused" (Megatron-like)
     data: str | None = None
     val_data: str | None = None
     tokenizer: str | None = None
@@ -248,7 +250,9 @@ def make_plan(config: LaunchConfig) -> Plan:
         tokens=c.tokens,
         cpus_per_gpu=c.cpus_per_gpu,
     )
-    if not numbers_ok or c.size not in QWEN3_SIZES:
+    if c.kernels not in KERNELS:
+        plan.problems.append(f"kernels must be one of {', '.join(KERNELS)}, got {c.kernels!r}")
+    if not numbers_ok or c.size not in QWEN3_SIZES or c.kernels not in KERNELS:
         return plan
     if problem := _batch_problem(c):
         plan.problems.append(problem)
@@ -276,6 +280,7 @@ def make_plan(config: LaunchConfig) -> Plan:
         c.seq_len,
         c.micro_batch,
         activation_checkpointing=c.activation_checkpointing,
+        kernels=c.kernels,
     )
     if c.gpu in GPUS:
         _check_memory(plan, GPUS[c.gpu])
@@ -444,6 +449,7 @@ def plan_lines(plan: Plan) -> list[str]:
     tokens_per_step = c.global_batch * c.seq_len
     memory = ", ".join(f"{part} {_gb(m[part])}" for part in m if part != "total")
     checkpointing = "with" if c.activation_checkpointing else "without"
+    checkpointing += f" activation checkpointing, {c.kernels} kernels"
     return [
         f"{c.size} on {c.tokens / 1e9:.2f}B tokens: {c.nodes} node(s) x {c.gpus_per_node} {gpu.name} "
         f"= {c.world_size} GPUs",
@@ -454,7 +460,7 @@ def plan_lines(plan: Plan) -> list[str]:
         f"({plan.train_tokens / 1e9:.2f}B tokens)",
         f"compute: {plan.flops_per_token:.3e} FLOPs/token (6N + 12·L·d_attn·seq, PaLM), "
         f"{plan.total_flops:.3e} FLOPs in all",
-        f"memory/GPU (GB, {checkpointing} activation checkpointing): {memory}; total {_gb(m['total'])} "
+        f"memory/GPU (GB, {checkpointing}): {memory}; total {_gb(m['total'])} "
         f"of {_gb(gpu.memory_bytes)} ({MEMORY_HEADROOM:.0%} kept free)",
         f"time: {plan.hours:.1f} h wall, {plan.gpu_hours:,.0f} GPU-hours at an assumed MFU of "
         f"{c.mfu:.0%} of {gpu.peak_bf16 / 1e12:,.0f} TFLOPS dense BF16 per GPU; "
@@ -540,6 +546,12 @@ def add_launch_parser(subparsers) -> argparse.ArgumentParser:
     what.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per pass")
     what.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, help="for counts/memory")
     what.add_argument("--activation-checkpointing", action="store_true")
+    what.add_argument(
+        "--kernels",
+        choices=KERNELS,
+        default="eager",
+        help="activation memory of transformers' Qwen3 (eager) or of fused norm/RoPE kernels",
+    )
     what.add_argument("--data", help="training shard directory on the cluster")
     what.add_argument("--val-data", help="validation shard directory on the cluster")
     what.add_argument("--tokenizer", help="tokenizer directory on the cluster")
@@ -583,6 +595,7 @@ def config_from_args(args: argparse.Namespace) -> LaunchConfig:
         micro_batch=args.micro_batch,
         vocab_size=args.vocab_size,
         activation_checkpointing=args.activation_checkpointing,
+        kernels=args.kernels,
         data=args.data,
         val_data=args.val_data,
         tokenizer=args.tokenizer,

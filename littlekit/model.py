@@ -149,22 +149,47 @@ def flops_per_token(config: Qwen3Config, seq_len: int, attention: bool = True) -
     return total
 
 
-def activation_bytes_per_token(config: Qwen3Config, checkpointing: bool = False) -> int:
-    """Activation bytes kept for backward per token of a micro batch (bf16, SDPA/flash attention).
+KERNELS = ("eager", "fused")
 
-    Per layer we count the tensors a fused implementation saves, in elements:
-    4·h (input and output of the two RMSNorms) + 3·d_attn + 4·d_kv (q and k before their norms,
-    q, k, v for attention's backward, the attention output) + 4·i (gate, up, SiLU(gate), their
-    product). Flash attention keeps no seq x seq scores and Qwen3 has no dropout. Eager PyTorch
-    saves a little more (RoPE intermediates), so treat this as an estimate (cf. Korthikanti et
-    al. 2022, whose 34·h per layer is for GPT with a 4h MLP, dropout and no flash attention).
-    With full activation checkpointing only each layer's input (h) is kept, plus one layer's
-    activations while it is recomputed. The logits add vocab x (2 bf16 + 4 fp32 log-softmax).
+
+def layer_activation_bytes(config: Qwen3Config, kernels: str = "eager") -> int:
+    """Bytes one decoder layer saves for backward per token (bf16 model, SDPA/flash attention).
+
+    "eager" is what transformers' Qwen3 saves under plain PyTorch autograd (tests/test_model.py
+    measures it with saved-tensor hooks): each RMSNorm keeps its input upcast to fp32 and a bf16
+    copy of the normalised input, and q_norm/k_norm do the same per head, so
+    16·h + 10·d_attn + 10·d_kv + 8·i bytes: two norms 2 x (4h fp32 + 2h + 2h norm output), q and
+    k norms 6·d_attn + 6·d_kv, rotated q and k and v for attention 2·d_attn + 4·d_kv, attention
+    output 2·d_attn, and the SwiGLU MLP's gate, up, SiLU(gate) and product 4 x 2i.
+    "fused" counts what fused norm/RoPE kernels (Megatron-Core, as the paper) keep, all bf16:
+    2 x (4·h + 3·d_attn + 4·d_kv + 4·i). Flash attention keeps no seq x seq scores and Qwen3 has
+    no dropout (cf. Korthikanti et al. 2022: 34·h bytes per layer for GPT with a 4h MLP, dropout
+    and no flash attention).
     """
-    layers, hidden, d_attn, d_kv, _, inter = _shape(config)
-    per_layer = BF16 * (4 * hidden + 3 * d_attn + 4 * d_kv + 4 * inter)
+    if kernels not in KERNELS:
+        raise ValueError(f"kernels must be one of {KERNELS}, got {kernels!r}")
+    _, hidden, d_attn, d_kv, _, inter = _shape(config)
+    if kernels == "eager":
+        return 16 * hidden + 10 * d_attn + 10 * d_kv + 8 * inter
+    return BF16 * (4 * hidden + 3 * d_attn + 4 * d_kv + 4 * inter)
+
+
+def activation_bytes_per_token(
+    config: Qwen3Config, checkpointing: bool = False, kernels: str = "eager"
+) -> int:
+    """Activation bytes per token of a micro batch: the layers, the final norm and the logits.
+
+    Without checkpointing every layer keeps layer_activation_bytes. With full activation
+    checkpointing each layer keeps only its bf16 input (2·h), plus one layer's activations while
+    it is recomputed in backward. The head keeps the final norm's tensors (as a layer's norm) and
+    per vocabulary entry 2 bytes of bf16 logits (returned by the model) and 4 of the fp32
+    log-softmax cross-entropy saves.
+    """
+    layers, hidden = config.num_hidden_layers, config.hidden_size
+    per_layer = layer_activation_bytes(config, kernels)
     kept = layers * BF16 * hidden + per_layer if checkpointing else layers * per_layer
-    return kept + LOGIT_BYTES * config.vocab_size
+    final_norm = (8 if kernels == "eager" else 4) * hidden
+    return kept + final_norm + LOGIT_BYTES * config.vocab_size
 
 
 def memory_per_gpu(
@@ -180,6 +205,7 @@ def memory_per_gpu(
     state_bytes: int = FP32,
     shard_optimizer: bool = True,
     activation_checkpointing: bool = False,
+    kernels: str = "eager",
 ) -> dict[str, int]:
     """Bytes per GPU for pure data parallelism (every GPU holds the whole model), by part.
 
@@ -189,8 +215,9 @@ def memory_per_gpu(
     hidden matrix and AdamW two moments for the rest ("adamw" puts every parameter on AdamW).
     Master and optimizer states are split over the GPUs when shard_optimizer (ZeRO-1 /
     Megatron's distributed optimizer; the paper shards Muon 8 ways by layer). activations:
-    activation_bytes_per_token x micro_batch x seq_len. Excludes the CUDA context, NCCL buffers,
-    temporary workspaces and fragmentation: leave headroom.
+    activation_bytes_per_token x micro_batch x seq_len ("eager": transformers' Qwen3 as our
+    trainer runs it; "fused": fused norm/RoPE kernels as in Megatron-Core). Excludes the CUDA
+    context, NCCL buffers, temporary workspaces and fragmentation: leave headroom.
     """
     if n_gpus < 1 or micro_batch < 1:
         raise ValueError(f"n_gpus and micro_batch must be positive, got {n_gpus} and {micro_batch}")
@@ -211,7 +238,7 @@ def memory_per_gpu(
         "optimizer": math.ceil(states * state_bytes / shards),
         "activations": micro_batch
         * seq_len
-        * activation_bytes_per_token(config, checkpointing=activation_checkpointing),
+        * activation_bytes_per_token(config, activation_checkpointing, kernels),
     }
     parts["total"] = sum(parts.values())
     return parts
@@ -224,6 +251,7 @@ def size_table(
     micro_batch: int = 1,
     sizes: tuple[str, ...] | None = None,
     activation_checkpointing: bool = False,
+    kernels: str = "eager",
 ) -> list[dict[str, Any]]:
     """One row per size: parameters, FLOPs per token and memory per GPU (bytes), for printing."""
     rows = []
@@ -232,7 +260,12 @@ def size_table(
         length = min(seq_len, config.max_position_embeddings)
         counts = param_counts(config)
         memory = memory_per_gpu(
-            config, n_gpus, length, micro_batch, activation_checkpointing=activation_checkpointing
+            config,
+            n_gpus,
+            length,
+            micro_batch,
+            activation_checkpointing=activation_checkpointing,
+            kernels=kernels,
         )
         rows.append(
             {

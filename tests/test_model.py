@@ -111,11 +111,45 @@ def test_memory_formula_by_hand():
     assert parts["grads"] == 4 * n
     assert parts["master"] == -(-4 * n // 4)
     assert parts["optimizer"] == -(-4 * (split["muon"] + 2 * split["adamw"]) // 4)
-    # nano: h=64, d_attn=64, d_kv=32, i=192, 2 layers; bf16 activations, 6 bytes per logit
-    per_layer = 2 * (4 * 64 + 3 * 64 + 4 * 32 + 4 * 192)
-    assert activation_bytes_per_token(config) == 2 * per_layer + 6 * 1000
-    assert parts["activations"] == 2 * 128 * (2 * per_layer + 6 * 1000)
+    # nano: h=64, d_attn=64, d_kv=32, i=192, 2 layers; eager: 16h + 10 d_attn + 10 d_kv + 8i bytes
+    per_layer = 16 * 64 + 10 * 64 + 10 * 32 + 8 * 192
+    head = 8 * 64 + 6 * 1000  # final norm, bf16 logits + fp32 log-softmax
+    assert activation_bytes_per_token(config) == 2 * per_layer + head
+    assert parts["activations"] == 2 * 128 * (2 * per_layer + head)
+    fused = 2 * (4 * 64 + 3 * 64 + 4 * 32 + 4 * 192)
+    assert activation_bytes_per_token(config, kernels="fused") == 2 * fused + 4 * 64 + 6 * 1000
+    assert activation_bytes_per_token(config, checkpointing=True) == 2 * 2 * 64 + per_layer + head
     assert parts["total"] == sum(v for k, v in parts.items() if k != "total")
+
+
+def _saved_activation_bytes(config, batch: int, seq: int) -> int:
+    """Bytes autograd saves in a bf16 forward pass with loss, counted once per storage."""
+    config._attn_implementation = "sdpa"
+    model = build_model(config).to(torch.bfloat16)
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in params:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    ids = torch.randint(0, config.vocab_size, (batch, seq))
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        out = model(input_ids=ids, labels=ids)
+    return sum(saved.values()) + out.logits.numel() * out.logits.element_size()
+
+
+@pytest.mark.parametrize("vocab, layers", [(256, 2), (256, 4), (4096, 1)])
+def test_eager_activation_formula_matches_what_autograd_saves(vocab, layers):
+    config = qwen3_config(
+        "micro", vocab_size=vocab, num_hidden_layers=layers, hidden_size=128, intermediate_size=384,
+        num_attention_heads=4, head_dim=32, num_key_value_heads=2,
+    )  # fmt: skip
+    measured = _saved_activation_bytes(config, batch=2, seq=64)
+    predicted = 2 * 64 * activation_bytes_per_token(config)
+    assert measured == pytest.approx(predicted, rel=0.03)
 
 
 def test_memory_options_move_the_right_parts():
