@@ -35,8 +35,10 @@ DOCUMENTS = "documents.npy"
 FORMAT_VERSION = 1
 IGNORE_INDEX = -100
 
-# The paper's cool-off mixture (fractions of training tokens' rows), keyed by source name;
-# `mixture_sources(root)` maps each name to the shard directory root/<name>.
+# The paper's cool-off mixture: 91% K-5 pretraining data, 5% K-5-rewritten math reasoning, 2% K-5
+# math instruction data, 2% general instruction data. BatchLoader draws rows with these weights
+# (every row holds seq_len tokens, so they are token shares too); mixture_sources(root) maps each
+# name to the shard directory root/<name>.
 PAPER_COOLOFF_MIX: dict[str, float] = {
     "k5_pretrain": 0.91,
     "k5_math_reasoning": 0.05,
