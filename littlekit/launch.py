@@ -8,8 +8,9 @@ The plan (`make_plan`) counts the model's parameters and training FLOPs (littlek
 the configuration (batch divisible by GPUs x micro batch, sequence length within the model's
 positions, memory per GPU within the GPU's, at least one step) and estimates wall time and
 GPU-hours as FLOPs / (GPUs x peak x MFU). Every number it assumes is printed with it. The
-paper's 5B run (100 h on 8 B200 for ~80-88B tokens, appendix B and section 3.2) is the check:
-`paper_check` prints the MFU those figures imply for our 5B shape.
+paper's 5B run is the check: pretrained for 100 h on 8 B200 (section 3.2) towards an 80B-token
+target (sections 3.3 and A.4; the corpus itself is 88B tokens). `paper_check` prints the MFU
+those figures imply for our 5B shape at 80B and 88B tokens.
 
 The trainer's command line is built from `TrainArgs` by `train_argv` only, so aligning it with
 `littlekit train` is a one-place change; the dry run parses it with the trainer's own parser
@@ -74,7 +75,7 @@ DEFAULT_MFU = 0.40  # our assumption: well-tuned dense-model training reaches 35
 MEMORY_HEADROOM = 0.10  # kept free for the CUDA context, NCCL buffers, workspaces, fragmentation
 TIME_MARGIN = 0.20  # the Slurm time limit is the estimate plus this fraction, rounded up to an hour
 
-# The paper's 5B run (section 3.2 and appendix B): 100 h on 8 B200, ~80-88B tokens.
+# The paper's 5B run: 100 h on 8 B200 (section 3.2); 80B training tokens (3.3, A.4), 88B corpus.
 PAPER_RUN = {"size": "5B", "gpu": "B200", "n_gpus": 8, "hours": 100.0, "tokens": (80e9, 88e9)}
 
 _SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
@@ -493,7 +494,8 @@ def paper_check_lines(vocab_size: int = DEFAULT_VOCAB_SIZE, seq_len: int = 4096)
     check = paper_check(vocab_size, seq_len)
     low, high = check["rows"][0], check["rows"][-1]
     return [
-        f"paper check: the paper trains 5B on ~80-88B tokens in 100 h on 8 B200 (its appendix B). "
+        f"paper check: the paper pretrains 5B for 100 h on 8 B200 (its section 3.2) on 80-88B "
+        f"tokens (its 80B-token target, its 88B-token corpus). "
         f"For our 5B shape ({check['params'] / 1e9:.2f}B, seq {seq_len}) that is "
         f"{low['flops']:.2e}-{high['flops']:.2e} FLOPs, i.e. an MFU of "
         f"{low['mfu_bf16']:.0%}-{high['mfu_bf16']:.0%} of dense BF16 peak "
