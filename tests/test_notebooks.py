@@ -31,6 +31,7 @@ NOTEBOOKS = [
         "07_filter_validation.ipynb",
         {"max_per_group": 20, "demo_sample_size": 60, "rate_sample_size": 15},
     ),
+    ("08_tokenizer.ipynb", {"max_documents": 300, "vocab_size": 512, "max_per_band": 20}),
 ]
 
 
