@@ -175,6 +175,23 @@ def test_decide_keeps_only_argmax_k5(stage):
         assert not decision.keep and decision.reason == f"encoder_{band}"
 
 
+def test_min_k5_prob_drops_argmax_k5_below_the_threshold(trained, stage):
+    p_k5 = stage.score(KID_TEXT)["probs"]["K5"]
+    assert stage.decide(stage.score(KID_TEXT)).keep  # the released rule: argmax K5 is enough
+    strict = EncoderStage(
+        trained[0].out_dir, batch_size=8, max_length=64, device="cpu", min_k5_prob=p_k5 + 1e-4
+    )
+    loose = EncoderStage(
+        trained[0].out_dir, batch_size=8, max_length=64, device="cpu", min_k5_prob=p_k5 - 1e-4
+    )
+    dropped = strict(KID_TEXT)
+    assert not dropped.keep and dropped.reason == "encoder_low_k5_prob"
+    assert loose(KID_TEXT).keep
+    assert strict(TECH_TEXT).reason == "encoder_K12"  # a non-K5 argmax keeps its band reason
+    with pytest.raises(ValueError, match="min_k5_prob"):
+        EncoderStage(trained[0].out_dir, device="cpu", min_k5_prob=1.5)
+
+
 def test_empty_text_is_dropped_unscored_and_keeps_batch_order(stage):
     results = stage.score_batch(["", TECH_TEXT, "  \n\t", KID_TEXT])
     assert results[0]["band"] is None and results[2]["band"] is None and results[2]["n_tokens"] == 0

@@ -234,12 +234,16 @@ class EncoderStage(Stage):
         device: str | None = None,
         gate: AgreementGate | None = None,
         attn_implementation: str | None = None,
+        min_k5_prob: float | None = None,
     ):
         """`model`: a directory or Hub id (loaded with AutoModel/AutoTokenizer), or a loaded model
         passed with its `tokenizer`. `gate`: an AgreementGate, or None to score every document.
-        `attn_implementation`: None picks default_attention for the device."""
+        `attn_implementation`: None picks default_attention for the device. `min_k5_prob`: None
+        keeps the released rule (argmax K5); a number also requires P(K5) >= it."""
         if batch_size < 1 or (max_length is not None and max_length < 3):
             raise ValueError(f"batch_size must be >= 1 and max_length >= 3, got {batch_size}, {max_length}")
+        if min_k5_prob is not None and not 0.0 <= min_k5_prob <= 1.0:
+            raise ValueError(f"min_k5_prob must be a probability between 0 and 1, got {min_k5_prob}")
         if isinstance(model, str | Path):
             self.model, self.tokenizer = load_encoder(model, device, attn_implementation)
         else:
@@ -252,6 +256,7 @@ class EncoderStage(Stage):
         self.batch_size = batch_size
         self.max_length = max_length or default_max_length(self.tokenizer)
         self.gate = gate
+        self.min_k5_prob = min_k5_prob
 
     def score(self, text: str) -> dict[str, Any]:
         """band, prob, probs, n_tokens (plus the gate's bands when a gate is set)."""
@@ -285,12 +290,15 @@ class EncoderStage(Stage):
         return results
 
     def decide(self, scores: dict[str, Any]) -> Decision:
-        """Keep iff the argmax band is K5; otherwise reason encoder_<band>, encoder_gate or encoder_empty."""
+        """Keep iff the argmax band is K5 (and P(K5) >= min_k5_prob when set); otherwise reason
+        encoder_<band>, encoder_low_k5_prob, encoder_gate or encoder_empty."""
         band = scores.get("band")
         if band is None:
             reason = "encoder_gate" if scores.get("gate_open") is False else "encoder_empty"
             return Decision(False, reason, scores)
         if band == self.labels[self.keep_index]:
+            if self.min_k5_prob is not None and scores["probs"][band] < self.min_k5_prob:
+                return Decision(False, "encoder_low_k5_prob", scores)
             return Decision(True, None, scores)
         return Decision(False, f"encoder_{band}", scores)
 
