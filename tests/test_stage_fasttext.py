@@ -162,6 +162,21 @@ def test_keep_only_top_label_k5_with_band_reason(trained):
     assert trained.name == "fasttext"
 
 
+def test_min_k5_prob_also_requires_the_k5_probability(trained):
+    text = sentences("K5", 1, seed=8)[0]
+    p_k5 = trained.score(text)["probs"]["K5"]
+    strict = FastTextStage(trained.model, min_k5_prob=min(p_k5 + 1e-3, 1.0))
+    loose = FastTextStage(trained.model, min_k5_prob=p_k5 - 1e-3)
+    assert trained(text).keep and loose(text).keep
+    assert p_k5 < 1.0, "the test needs a K5 probability below 1"
+    dropped = strict(text)
+    assert not dropped.keep and dropped.reason == "fasttext_low_k5_prob"
+    assert strict(sentences("K8", 1, seed=8)[0]).reason == "fasttext_K8"  # top band still decides first
+    assert not strict.decide({"band": "K5", "prob": 0.3, "probs": {"K5": 0.3}}).keep
+    with pytest.raises(ValueError, match="min_k5_prob"):
+        FastTextStage(trained.model, min_k5_prob=-0.1)
+
+
 def test_a_model_with_fewer_bands_still_works(tmp_path):
     stage = train_fasttext(labelled(40, seed=9, bands=("K5", "K12")), tmp_path / "two.bin", **FAST)
     assert stage.bands == ("K5", "K12")

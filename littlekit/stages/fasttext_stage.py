@@ -1,5 +1,9 @@
 """Stage 2, the fastText grade classifier: keep a document when its top label is `__label__K5`.
 
+That is the released rule. `min_k5_prob` (default None = the released rule) adds a precision-first
+condition: the top label is K5 *and* P(K5) >= min_k5_prob; a K5 document below it is dropped with
+reason `fasttext_low_k5_prob` (littlekit.operating_point chooses the value on training sources).
+
 The stage loads any supervised fastText `.bin` (or `.ftz`) whose labels are grade bands, among
 them the released `fasttext_grade.bin` (labels `__label__K5/K8/K12/OOS`). Text is prepared
 exactly as the released filter does it: newlines become spaces, nothing else changes (no
@@ -144,13 +148,18 @@ class FastTextStage(Stage):
 
     `model` is a path to a supervised fastText model (.bin/.ftz) whose labels are bands
     (`__label__K5`, ... ; K5 among them), or an already loaded `fasttext` model.
+    `min_k5_prob`: None keeps the released rule; a number also requires P(K5) >= it (reason
+    `fasttext_low_k5_prob` when the top band is K5 but its probability is lower).
     Scores: `band` (top band), `prob` (its probability) and `probs` (every band; bands the
     model ranks below fastText's 1e-5 floor get 0.0; values are clipped to at most 1.0).
     """
 
     name = "fasttext"
 
-    def __init__(self, model: str | os.PathLike | Any) -> None:
+    def __init__(self, model: str | os.PathLike | Any, min_k5_prob: float | None = None) -> None:
+        if min_k5_prob is not None and not 0.0 <= min_k5_prob <= 1.0:
+            raise ValueError(f"min_k5_prob must be a probability between 0 and 1, got {min_k5_prob}")
+        self.min_k5_prob = min_k5_prob
         if isinstance(model, str | os.PathLike):
             self.path: Path | None = Path(model)
             self.model = load_fasttext_model(self.path)
@@ -176,6 +185,8 @@ class FastTextStage(Stage):
     def decide(self, scores: dict[str, Any]) -> Decision:
         band = scores["band"]
         if band == KEEP_BAND:
+            if self.min_k5_prob is not None and scores["probs"][KEEP_BAND] < self.min_k5_prob:
+                return Decision(False, f"{REASON_PREFIX}low_k5_prob", scores)
             return Decision(True, None, scores)
         return Decision(False, f"{REASON_PREFIX}{band}", scores)
 
