@@ -236,6 +236,11 @@ def test_stage_options_are_checked():
         build_stages("aoa", {"max_aoa": float("nan")})
     with pytest.raises(TypeError):
         build_stages("aoa", {"no_such_option": 1})
+    for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
+        with pytest.raises(ValueError, match=f"{option} must be a probability"):
+            StageOptions(**{option: 1.2})
+        assert getattr(StageOptions(**{option: 0.7}), option) == 0.7
+        assert getattr(StageOptions(), option) is None  # the released rules by default
 
 
 class EvenLengthGate:

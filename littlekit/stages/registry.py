@@ -36,9 +36,11 @@ class StageOptions:
     max_aoa: float = P95_MAX_AOA
     max_oov: float = OOV_THRESHOLD
     fasttext_model: str | None = None  # supervised fastText .bin with __label__K5/K8/K12/OOS
+    fasttext_min_k5_prob: float | None = None  # None: released rule (top label K5); else also P(K5) >= it
     encoder_model: str | None = None  # transformers classifier directory or Hub id (ModernBERT)
     encoder_batch_size: int = 32
     encoder_gate: str = "agree"  # run the encoder only where the fastText band = the AoA band
+    encoder_min_k5_prob: float | None = None  # None: released rule (argmax K5); else also P(K5) >= it
     device: str | None = None  # encoder device; None = cuda when available, else cpu
     word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
     min_beyond_score: float = MIN_BEYOND_SCORE
@@ -50,6 +52,10 @@ class StageOptions:
             raise ValueError(f"max_aoa must be a finite number of years, got {self.max_aoa}")
         if not math.isfinite(self.min_beyond_score):
             raise ValueError(f"min_beyond_score must be finite, got {self.min_beyond_score}")
+        for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be a probability between 0 and 1 or None, got {value}")
         if self.encoder_batch_size < 1:
             raise ValueError(f"encoder_batch_size must be at least 1, got {self.encoder_batch_size}")
         if self.encoder_gate not in ENCODER_GATES:
@@ -181,7 +187,8 @@ def _aoa(options: StageOptions) -> Stage:
 def _fasttext(options: StageOptions) -> Stage:
     from littlekit.stages.fasttext_stage import FastTextStage
 
-    return FastTextStage(_required(options.fasttext_model, "fasttext", "fasttext_model"))
+    model = _required(options.fasttext_model, "fasttext", "fasttext_model")
+    return FastTextStage(model, min_k5_prob=options.fasttext_min_k5_prob)
 
 
 @register_stage(
@@ -191,7 +198,12 @@ def _encoder(options: StageOptions) -> Stage:
     from littlekit.stages.encoder import EncoderStage
 
     model = _required(options.encoder_model, "encoder", "encoder_model")
-    stage = EncoderStage(model, batch_size=options.encoder_batch_size, device=options.device)
+    stage = EncoderStage(
+        model,
+        batch_size=options.encoder_batch_size,
+        device=options.device,
+        min_k5_prob=options.encoder_min_k5_prob,
+    )
     if options.encoder_gate == "agree":
         stage.prior_gate = AGREEMENT_GATE  # applied by littlekit.pipeline.decide_all
     return stage
