@@ -5,24 +5,31 @@ linear time on 1 MB adversarial strings, and hit rates on the embedded MathCAMPS
 from __future__ import annotations
 
 import json
+import random
+import re
 import time
 from collections import Counter
 
 import pytest
 
+import littlekit.stages.symbolic as symbolic
 from littlekit import config
 from littlekit.stages.symbolic import (
     ADVERSARIAL_UNITS,
+    DIGITS,
     FAMILIES,
     MAX_MATCH_CHARS,
     RULES,
     SymbolicStage,
+    _reach,
     adversarial_inputs,
     adversarial_text,
     first_match,
+    gate_opens,
     is_chemical_formula,
     match_all,
     match_spans,
+    needles,
 )
 
 STAGE = SymbolicStage()
@@ -235,16 +242,26 @@ def test_realistic_documents():
 
 
 MEGABYTE = 1_000_000
+# CPU seconds for scoring 1 MB, best of 3: the benchmark shows a few to a few tens of
+# milliseconds per adversarial string (issue 2's target is 50 ms); this bound leaves room for a
+# loaded shared machine and still fails on the 0.2-0.6 s the rules cost before anchors.
+SCORE_BUDGET_S = 0.2
 
 
-# CPU time of this process, so that other work on the machine does not make the bound flaky;
-# catastrophic backtracking on 1 MB would take minutes, linear scanning takes milliseconds.
+def best_cpu_seconds(run, repeats: int = 3) -> float:
+    """CPU time of this process, so other work on the machine does not make a bound flaky."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        best = min(best, time.process_time() - start)
+    return best
+
+
 @pytest.mark.parametrize("unit", ADVERSARIAL_UNITS)
-def test_a_megabyte_of_adversarial_text_is_scored_in_linear_time(unit):
+def test_a_megabyte_of_adversarial_text_is_scored_within_budget(unit):
     text = adversarial_text(unit, MEGABYTE)
-    start = time.process_time()
-    STAGE.score(text)
-    assert time.process_time() - start < 1.0
+    assert best_cpu_seconds(lambda: STAGE.score(text)) < SCORE_BUDGET_S
 
 
 @pytest.mark.parametrize(
@@ -311,3 +328,91 @@ def test_gsm8k_questions_pass_and_algebraic_solutions_are_found():
     answer_hits = [STAGE.score(row["answer"]) for row in rows]
     rate = sum(hit["family"] is not None for hit in answer_hits) / len(rows)
     assert 0.005 < rate < 0.05  # the few solutions that set up an equation such as 2x + 10 = 40
+
+
+# Gates, anchors and windows only make the rules faster: every rule must find exactly what a
+# scan of the whole text with its pattern (and check) finds.
+MORE_FRAGMENTS = [
+    "x^2 + 3x = 5", "M ^ r", "10 ^ 3", "H2O ", "NaCl ", "(NaCl)", "USA ", "2y^e", "x ≥ 3 ", "3 <= x ",
+    "a < x < b", "f (x)", "Ca(OH)2 ", "1.5^{th}", "12345^{th}", "ab^2", "abcd^2", "T^T ", "2^d ", "x^{1/2}",
+    "\\le x \\leq ", "cm^2 ", "y = 3x", "6CO2 + 6H2O", "√ 16", "dy/dx ", "sin(x) ", "lim x→0",
+]  # fmt: skip
+
+
+def whole_text_scan(rule, text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in rule.pattern.finditer(text) if rule.check is None or rule.check(m.group(0))]
+
+
+def fast_scan(rule, text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in rule.matches(text)]
+
+
+def fragment_mixes(count: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    pieces = list(ADVERSARIAL_UNITS) + MORE_FRAGMENTS
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 30))) for _ in range(count)]
+
+
+def example_texts() -> list[str]:
+    negatives = K5_NEGATIVES + UNIT_AND_POWER_OF_TEN_NEGATIVES + TYPESETTING_NEGATIVES + FORMULA_NEGATIVES
+    return [text for texts in POSITIVES.values() for text in texts] + negatives + MORE_FRAGMENTS
+
+
+def demo_texts() -> list[str]:
+    lines = config.data_path("demo_corpus/demo_web.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines if line.strip()]
+
+
+def test_rules_find_exactly_what_a_whole_text_scan_finds():
+    demo = demo_texts()
+    texts = example_texts() + fragment_mixes(1500) + random.Random(0).sample(demo, 300)
+    for rule in RULES:
+        for text in texts:
+            assert fast_scan(rule, text) == whole_text_scan(rule, text), (rule.name, text[:200])
+
+
+@pytest.mark.slow
+def test_rules_find_exactly_what_a_whole_text_scan_finds_on_every_embedded_text():
+    texts = demo_texts() + fragment_mixes(5000, seed=1)
+    sources = [("mathcamps/mathcamps.jsonl", ["statement"]), ("gsm8k/test.jsonl", ["question", "answer"])]
+    for relative, fields in sources:
+        for line in config.data_path(relative).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                texts.extend(json.loads(line)[field] for field in fields)
+    for rule in RULES:
+        for text in texts:
+            assert fast_scan(rule, text) == whole_text_scan(rule, text), (rule.name, text[:200])
+
+
+def test_after_many_missed_anchor_hits_a_rule_scans_the_rest_of_the_text(monkeypatch):
+    text = "USA 1 " * 50 + "H2O and NaCl"  # every "USA" is an anchor hit for formulas, none matches
+    formula = next(rule for rule in RULES if rule.name == "formula")
+    monkeypatch.setattr(symbolic, "MAX_MISSED_HITS", 3)
+    assert fast_scan(formula, text) == whole_text_scan(formula, text) == [(300, 303), (308, 312)]
+
+
+def test_every_anchored_rule_hits_its_own_example():
+    for rule in RULES:
+        text = f"So {rule.example}."  # an anchor may sit on the character before a match
+        if rule.anchors:
+            anchor = rule._anchor_for(text)  # the first anchor whose gate opens
+            assert any(pattern.search(text) for pattern in anchor.patterns), rule.name
+
+
+def test_gates_need_one_needle_of_every_group():
+    gate = needles("=", DIGITS)
+    assert gate_opens(gate, "x = 5") and not gate_opens(gate, "x = y") and not gate_opens(gate, "x 5")
+    assert gate_opens(needles(("squared", "cubed")), "5 cubed")
+    assert not gate_opens(needles(("cubed",)), "cube d")
+    capital_then_digit = needles((re.compile(r"[A-Z][0-9]"),))
+    assert gate_opens(capital_then_digit, "H2") and not gate_opens(capital_then_digit, "2H")
+    assert gate_opens((), "anything")
+
+
+def test_reach_is_the_longest_match_plus_the_longest_look_ahead():
+    assert _reach(re.compile(r"ab{1,3}(?=xyz)")) == 4 + 3
+    assert _reach(re.compile(r"a(?!b)")) == 1 + 1
+    assert _reach(re.compile(r"a(?=b(?=cd))")) == 1 + 3
+    assert _reach(re.compile(r"abc")) == 3 + 1  # one character past the match
+    with pytest.raises(ValueError, match="unbounded"):
+        _reach(re.compile(r"a+"))

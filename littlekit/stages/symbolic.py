@@ -58,11 +58,20 @@ isolated symbols"):
   hyphen (`SARS-CoV-2`).
 
 Linear time: each pattern starts with a character class or a literal (token-boundary tests are
-look-behinds placed after that first character), every repeat that could meet itself again is
-bounded (`{0,3}` spaces, `{1,12}` digits) or possessive, and a cheap substring test (`needs`)
-skips patterns whose key character is absent. The work per position is constant, so a 1 MB
-adversarial string costs tens to a few hundred milliseconds of CPU, never more.
-`adversarial_inputs(size)` builds the strings the tests, the benchmark and chapter 5 time.
+look-behinds placed after that first character), and every repeat that could meet itself again
+is bounded (`{0,3}` spaces, `{1,12}` digits) or possessive, so the work per position is
+constant. Speed on adversarial text comes from three layers, cheapest first:
+
+1. a gate (`needles`): substring tests that skip a rule when a character it needs is missing;
+2. an anchor (`Anchor`): regexes that start with the rule's rarest required literal and reject
+   near misses themselves, one scan of the text;
+3. the pattern itself, run only on a window around each anchor hit (`Rule.reach` characters,
+   computed from the pattern), so its matches are exactly those of a whole-text scan (tested).
+
+After `MAX_MISSED_HITS` anchor hits without a match a rule scans the rest of the text with its
+pattern, so no text costs more than that plain scan plus those windows. A 1 MB adversarial
+string (`adversarial_inputs(size)`, timed by the tests, the benchmark and chapter 5) costs a
+few to a few tens of milliseconds of CPU. Digits are the ASCII digits 0-9 throughout.
 """
 
 from __future__ import annotations
@@ -71,6 +80,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from re import _constants, _parser  # Python's own regex parser, to size match windows
 from typing import Any
 
 from littlekit.stages.base import Decision, Stage
@@ -86,6 +96,7 @@ FAMILIES = (
 )
 MAX_MATCH_CHARS = 80
 
+
 def word_start(alternatives: str) -> str:
     """Literal alternatives ("sin|cos") that may not continue a word, as a fast-scanning pattern.
 
@@ -97,18 +108,18 @@ def word_start(alternatives: str) -> str:
 
 # Shared pieces. Spaces are bounded so that no pattern rescans a long run of blanks.
 SP = r"[ \t]{0,3}"
-NUM = r"\d{1,12}(?:\.\d{1,12})?"
+NUM = r"[0-9]{1,12}(?:\.[0-9]{1,12})?"
 NUM_START = r"(?<![\w.])"  # a number begins here, not inside a longer number or word
 # The same number with the boundary test after its first digit: a pattern that starts with a
 # character class lets the scan skip ahead to candidates, which keeps 1 MB texts fast.
-NUM_TOKEN = r"\d(?<![\w.]\d)\d{0,11}(?:\.\d{1,12})?"
+NUM_TOKEN = r"[0-9](?<![\w.][0-9])[0-9]{0,11}(?:\.[0-9]{1,12})?"
 WORD_END = r"(?![\w])"
 OP = r"[-+−]"
 # A term of a two-variable equation: 4 * b, 50c, ax, x. Its first character is a digit or a
 # letter that starts a token; the look-behinds after it pick the rest of the term.
 TERM_TOKEN = (
-    r"[\da-z](?<![\w.][\da-z])"
-    r"(?:(?<=\d)\d{0,11}(?:\.\d{1,12})?(?:[ \t]{0,3}[*×·][ \t]{0,3})?[a-z]|(?<=[a-z])[a-z]?)(?![\w])"
+    r"[0-9a-z](?<![\w.][0-9a-z])"
+    r"(?:(?<=[0-9])[0-9]{0,11}(?:\.[0-9]{1,12})?(?:[ \t]{0,3}[*×·][ \t]{0,3})?[a-z]|(?<=[a-z])[a-z]?)(?![\w])"
 )
 VAR_COEF = r"[abefijnqrtuvwxyz]"  # letters after a coefficient; unit letters c d g h k l m o p s left out
 SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
@@ -120,6 +131,7 @@ AREA_VOLUME_UNIT = r"(?:[mcdk]?m|in|ft|yd|mi)"
 
 NOT_FRACTION_EXPONENT = rf"(?![({{]{SP}1{SP}/)"  # x^(1/3) and x^{1/2} belong to the roots family
 
+
 def not_starting_here(pattern: str) -> str:
     """Placed right after a token's first character: `pattern` does not match from that character.
 
@@ -130,18 +142,18 @@ def not_starting_here(pattern: str) -> str:
     return rf"(?<!(?={pattern}).)"
 
 
-SUPERSCRIPT_OR_DIGIT = rf"[\d{SUPERSCRIPT_DIGITS}]"
+SUPERSCRIPT_OR_DIGIT = rf"[0-9{SUPERSCRIPT_DIGITS}]"
 # Caret and superscript forms that are not exponents, anchored at the start of the base:
 NOT_EXPONENTS = "|".join(
     [
         # area and volume units (cm², m^3, ft³): K-5 measurement, 3.MD.C and 5.MD.C
-        rf"(?:[mcdk]?m|in|ft|yd|mi){CARET_OR_SUPERSCRIPT}\{{?[23²³]\}}?(?!{SUPERSCRIPT_OR_DIGIT}|\.\d)",
+        rf"(?:[mcdk]?m|in|ft|yd|mi){CARET_OR_SUPERSCRIPT}\{{?[23²³]\}}?(?!{SUPERSCRIPT_OR_DIGIT}|\.[0-9])",
         # powers of ten with a one-digit whole exponent (10^3, 10³, 10^{3}): 5.NBT.A.2
-        rf"10{CARET_OR_SUPERSCRIPT}\{{?{SUPERSCRIPT_OR_DIGIT}\}}?(?!{SUPERSCRIPT_OR_DIGIT}|\.\d)",
+        rf"10{CARET_OR_SUPERSCRIPT}\{{?{SUPERSCRIPT_OR_DIGIT}\}}?(?!{SUPERSCRIPT_OR_DIGIT}|\.[0-9])",
         # superscript abbreviations of books transcribed for Project Gutenberg (M^r, M^{rs.},
         # S^t, y^e, w^{ch}, 1^{st}, 2^d) and the emoticon T^T
         rf"(?:[A-Z]|[yw]){SP}\^{SP}\{{?[a-z]{{1,4}}\.?\}}?(?![\w(])",
-        r"\d{1,4}\^\{?(?:st|nd|rd|th|d)\}?(?![\w(])",
+        r"[0-9]{1,4}\^\{?(?:st|nd|rd|th|d)\}?(?![\w(])",
         r"[A-Z]\^[A-Z](?![\w(])",
     ]
 )
@@ -150,20 +162,20 @@ NOT_EXPONENTS = "|".join(
 # the look-behinds after that character reject a letter inside a word or a digit inside a
 # number, and the exclusions above.
 EXP_BASE = (
-    r"[A-Za-z0-9)\]}](?<![A-Za-z][A-Za-z])(?<![\w.]\d)"
+    r"[A-Za-z0-9)\]}](?<![A-Za-z][A-Za-z])(?<![\w.][0-9])"
     + not_starting_here(NOT_EXPONENTS)
-    + r"(?:(?<=[A-Za-z])[A-Za-z]{0,2}|(?<=\d)\d{0,11}(?:\.\d{1,12})?|(?<=[)\]}]))"
+    + r"(?:(?<=[A-Za-z])[A-Za-z]{0,2}|(?<=[0-9])[0-9]{0,11}(?:\.[0-9]{1,12})?|(?<=[)\]}]))"
 )
 # An exponent: a number (2, 2n), one letter, a bracketed group, a LaTeX command, or just an
 # opening bracket; never a word ("1 ^ Lesnar" is a wiki citation mark).
 EXPONENT = (
-    r"(?:\d{1,12}(?:\.\d{1,12})?[A-Za-z]?(?![A-Za-z])|[A-Za-z](?![A-Za-z])"
+    r"(?:[0-9]{1,12}(?:\.[0-9]{1,12})?[A-Za-z]?(?![A-Za-z])|[A-Za-z](?![A-Za-z])"
     r"|\([^()\n]{0,30}\)|\{[^{}\n]{0,30}\}|\\[A-Za-z]{1,12}|[({])"
 )
 # After "**": a number, a single letter or a bracket, so markdown bold ("**THE") is not a power.
-CODE_EXPONENT = r"(?:\d{1,12}(?![A-Za-z])|[A-Za-z](?![A-Za-z])|\([^()\n]{0,30}\)|\()"
+CODE_EXPONENT = r"(?:[0-9]{1,12}(?![A-Za-z])|[A-Za-z](?![A-Za-z])|\([^()\n]{0,30}\)|\()"
 ORDINAL_POWER = (
-    r"(?:\d{1,3}(?:st|nd|rd|th)|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|nth)"
+    r"(?:[0-9]{1,3}(?:st|nd|rd|th)|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|nth)"
 )
 
 LT = r"(?:<=?|≤|⩽|\\le(?:q|qslant)?(?![A-Za-z])|\\lt(?![A-Za-z]))"
@@ -172,10 +184,10 @@ NON_STRICT = r"(?:<=|>=|≤|≥|⩽|⩾|\\[lg]e(?:q|qslant)?(?![A-Za-z]))"
 CHAIN_END = rf"(?:[-−]?{NUM}|[A-Za-z])"
 # The left end of a chain (-3, 2.5, a) at a token start, written to begin with a character class.
 CHAIN_START = (
-    r"[-−\dA-Za-z](?<![\w.<>][-−\dA-Za-z])"
-    r"(?:(?<=[A-Za-z])|(?<=[-−])\d{1,12}(?:\.\d{1,12})?|(?<=\d)\d{0,11}(?:\.\d{1,12})?)"
+    r"[-−0-9A-Za-z](?<![\w.<>][-−0-9A-Za-z])"
+    r"(?:(?<=[A-Za-z])|(?<=[-−])[0-9]{1,12}(?:\.[0-9]{1,12})?|(?<=[0-9])[0-9]{0,11}(?:\.[0-9]{1,12})?)"
 )
-CHAIN_MIDDLE = rf"(?:\d{{1,12}})?[A-Za-z]{WORD_END}"
+CHAIN_MIDDLE = rf"(?:[0-9]{{1,12}})?[A-Za-z]{WORD_END}"
 
 FUNCTION_NAMES = "arcsin|arccos|arctan|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|exp|log|ln"
 
@@ -207,7 +219,7 @@ def element_pattern(symbols: Iterable[str]) -> str:
 
 
 ELEMENT = element_pattern(ELEMENTS) + "(?![a-z])"  # a whole symbol: "Co", not "C" of "Co"
-COUNT = r"(?:\d{1,3}|[₀-₉]{1,3})"
+COUNT = r"(?:[0-9]{1,3}|[₀-₉]{1,3})"
 GROUP_REST = rf"(?:{ELEMENT}{COUNT}?){{1,8}}+\){COUNT}?"  # after "(": OH)2, SO4)3
 FORMULA_UNIT = rf"(?:{ELEMENT}{COUNT}?|\({GROUP_REST})"
 # The first symbol: a capital that starts a token (not glued to a word or a hyphen, as in
@@ -217,13 +229,13 @@ FIRST_SYMBOL = r"[A-IK-PR-Z](?<![\w\-].)" + rf"(?<=(?={ELEMENT}).)[a-z]?"
 # A formula is a group, or a symbol followed by a subscript count or by another unit, so a lone
 # symbol (I, He, In) is never handed to the check.
 FORMULA_TOKEN = (
-    rf"(?:{FIRST_SYMBOL}(?:[₀-₉]{{1,3}}|\d{{0,3}}{FORMULA_UNIT})|\((?<![\w\-].){GROUP_REST})"
+    rf"(?:{FIRST_SYMBOL}(?:[₀-₉]{{1,3}}|[0-9]{{0,3}}{FORMULA_UNIT})|\((?<![\w\-].){GROUP_REST})"
     rf"{FORMULA_UNIT}{{0,19}}+{WORD_END}"
 )
 
 # Tokens that parse as formulas but are names or codes.
 NOT_FORMULAS = frozenset({"C3PO", "NaN", "VO2"})  # a droid, not-a-number, "VO2 max"
-INFLUENZA_SUBTYPE = re.compile(r"\(?H\d{1,2}N\d{1,2}\)?")  # H5N8, H3N2: flu strains, not hydrides
+INFLUENZA_SUBTYPE = re.compile(r"\(?H[0-9]{1,2}N[0-9]{1,2}\)?")  # H5N8, H3N2: flu strains, not hydrides
 # A formula written without counts (NaCl, KBr, NaOH) starts with a metal or H and ends with a
 # nonmetal, which keeps names such as McK, HeLa, CoV or LuPS out.
 FORMULA_FIRST = frozenset(
@@ -261,10 +273,7 @@ def is_chemical_formula(token: str) -> bool:
         return has_two_letter_symbol or "H" in symbols or "O" in symbols
     repeats = any(a == b for a, b in zip(symbols, symbols[1:], strict=False))
     return (
-        has_two_letter_symbol
-        and not repeats
-        and symbols[0] in FORMULA_FIRST
-        and symbols[-1] in FORMULA_LAST
+        has_two_letter_symbol and not repeats and symbols[0] in FORMULA_FIRST and symbols[-1] in FORMULA_LAST
     )
 
 
@@ -277,143 +286,425 @@ def has_two_variables(matched: str) -> bool:
     return left.rstrip()[-1] != right.rstrip(" \t=")[-1]
 
 
+Needle = str | re.Pattern[str]
+Needles = tuple[tuple[Needle, ...], ...]
+
+
+def needles(*groups: str | tuple[Needle, ...]) -> Needles:
+    """A gate: groups of needles, of which every group must have one in the text.
+
+    A group given as a str is its characters ("<>" means "<" or ">"); a tuple lists substrings
+    (or, rarely, a compiled regex that must be found). `needles("=", DIGITS)` reads "an equals
+    sign and a digit".
+    """
+    return tuple(tuple(group) if isinstance(group, str) else group for group in groups)
+
+
+def _found(needle: Needle, text: str) -> bool:
+    if isinstance(needle, re.Pattern):
+        return needle.search(text) is not None
+    # Every character first (memchr-fast): in a text of one repeated character a substring
+    # search is slow, and a missing character settles the question at once.
+    return all(char in text for char in needle) and (len(needle) == 1 or needle in text)
+
+
+def gate_opens(gate: Needles, text: str) -> bool:
+    """Whether text holds a needle of every group: substring tests, far cheaper than a scan."""
+    return all(any(_found(needle, text) for needle in group) for group in gate)
+
+
+def preceded_by(left: str) -> str:
+    """Placed right after one consumed character: `left` and 0-3 blanks come before it.
+
+    Python's look-behinds have a fixed width, so this is one look-behind per number of blanks,
+    tested in an atomic group (once one holds, a later failure does not retry the others).
+    An anchor can then start with a literal, which the regex engine scans for quickly, and
+    still test what precedes it.
+    """
+    blanked = "|".join(rf"(?<={left}[ \t]{{{blanks}}}.)" for blanks in range(1, 4))
+    return rf"(?>(?<={left}.)|(?<=[ \t].)(?:{blanked}))"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A fast necessary condition for a rule: regexes of which one hits inside, or one
+    character before, every match the rule accepts.
+
+    Each regex starts with a literal (or a small character class), so the regex engine jumps
+    from candidate to candidate, and rejects the usual near misses itself with cheap
+    look-arounds, so a text full of near misses costs one fast scan per regex. Several regexes
+    are one anchor whose hits are their union: one literal each scans faster than one regex
+    with an alternation at its start. `needs` gates the anchor; a rule uses its first anchor
+    whose gate opens. `back` bounds how far before the hit a match can start (None: as far as
+    the rule's longest match).
+    """
+
+    patterns: tuple[re.Pattern[str], ...]
+    needs: Needles = ()
+    back: int | None = None
+
+    def hits(self, text: str) -> Callable[[int], int | None]:
+        """A function from a position to the first hit at or after it (None: no more hits).
+
+        Positions asked for never decrease, so each regex searches again only once the
+        position passes its last hit.
+        """
+        upcoming: list[int | None] = [-1] * len(self.patterns)  # -1: not searched yet
+
+        def next_hit(position: int) -> int | None:
+            best = None
+            for index, pattern in enumerate(self.patterns):
+                hit = upcoming[index]
+                if hit is not None and hit < position:
+                    found = pattern.search(text, position)
+                    hit = upcoming[index] = None if found is None else found.start()
+                if hit is not None and (best is None or hit < best):
+                    best = hit
+            return best
+
+        return next_hit
+
+
+def anchor(*patterns: str, needs: Needles = (), back: int | None = None) -> Anchor:
+    return Anchor(tuple(re.compile(pattern) for pattern in patterns), needs, back)
+
+
+def _reach(pattern: re.Pattern[str]) -> int:
+    """Characters a match attempt can read from where it starts: longest match + look-ahead.
+
+    From Python's own regex parser. A window that ends `reach` characters after a start gives
+    the same answer at that start as the whole text. At least one character is read past the
+    match, for `\\b` and a failed attempt to match more.
+    """
+    parsed = _parser.parse(pattern.pattern, pattern.flags)
+    longest = parsed.getwidth()[1]
+    if longest >= _constants.MAXREPEAT:
+        raise ValueError(f"unbounded pattern {pattern.pattern!r}: a window cannot hold its match")
+    return longest + max(1, _look_around(parsed))
+
+
+def _look_around(items: Iterable[tuple[Any, Any]]) -> int:
+    """Longest look-around inside a parsed pattern, nested ones added to their container."""
+    widest = 0
+    for op, arg in items:
+        if op in (_constants.ASSERT, _constants.ASSERT_NOT):
+            widest = max(widest, arg[1].getwidth()[1] + _look_around(arg[1]))
+        elif op is _constants.BRANCH:
+            widest = max([widest, *(_look_around(branch) for branch in arg[1])])
+        elif op is _constants.SUBPATTERN:
+            widest = max(widest, _look_around(arg[-1]))
+        elif op in (_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT):
+            widest = max(widest, _look_around(arg[2]))
+        elif op is _constants.ATOMIC_GROUP:
+            widest = max(widest, _look_around(arg))
+    return widest
+
+
+# After this many anchor hits without a match, a rule scans the rest of the text with its
+# pattern directly (linear, as before anchors), so a text built to defeat an anchor costs at
+# most this many windows more than the plain scan.
+MAX_MISSED_HITS = 1000
+
+
 @dataclass(frozen=True)
 class Rule:
-    """One pattern of the filter: its family, a name, an example it must match, and a gate.
+    """One pattern of the filter: its family, a name, an example it must match, and its gates.
 
-    `needs` lists strings of which at least one must occur in a text for the pattern to have a
-    chance: substring tests (first the needles' initial characters, then the needles) skip most
-    patterns on most documents far faster than a regex scan. Empty `needs` means always run.
-    `check`, when set, must accept the matched text.
+    `needs` (see `needles`) must open for the rule to run at all. `pattern` defines what
+    matches; `check`, when set, must accept the matched text. With `anchors`, the pattern is
+    only run on short windows around the hits of the first anchor whose gate opens (see
+    `Anchor`); the matches are the same as a scan of the whole text (tested), found faster.
     """
 
     family: str
     name: str
     example: str
-    needs: tuple[str, ...]
+    needs: Needles
     pattern: re.Pattern[str]
     check: Callable[[str], bool] | None = None
+    anchors: tuple[Anchor, ...] = ()
+    reach: int = 0
 
     def could_match(self, text: str) -> bool:
-        """False when none of `needs` occurs in text, so the pattern cannot match."""
-        if not self.needs:
-            return True
-        initials = {needle[0] for needle in self.needs}
-        if not any(initial in text for initial in initials):
+        """False when a needle is missing, so the pattern cannot match."""
+        return self._anchor_for(text) is not False
+
+    def _anchor_for(self, text: str) -> Anchor | None | bool:
+        """The anchor to scan with; None to scan the whole text; False when nothing can match."""
+        if not gate_opens(self.needs, text):
             return False
-        return all(len(needle) == 1 for needle in self.needs) or any(needle in text for needle in self.needs)
+        if not self.anchors:
+            return None
+        return next((a for a in self.anchors if gate_opens(a.needs, text)), False)
 
     def matches(self, text: str) -> Iterator[re.Match[str]]:
-        """Every accepted match object of this rule in text: gate, then pattern, then check."""
-        if not self.could_match(text):
+        """Every accepted match object of this rule in text, in text order (as `finditer`)."""
+        chosen = self._anchor_for(text)
+        if chosen is False:
             return
-        for found in self.pattern.finditer(text):
-            if self.check is None or self.check(found.group(0)):
-                yield found
+        found = self.pattern.finditer(text) if chosen is None else self._around_hits(text, chosen)
+        for match in found:
+            if self.check is None or self.check(match.group(0)):
+                yield match
 
     def finditer(self, text: str) -> Iterator[str]:
         """Every accepted match of this rule in text, as strings."""
         for found in self.matches(text):
             yield found.group(0)
 
+    def _around_hits(self, text: str, anchor: Anchor) -> Iterator[re.Match[str]]:
+        """The pattern's matches, looked for only next to the anchor's hits.
+
+        Invariant: no match starts in [pos, hit + 1] except the one found there. The start of
+        the text counts as a hit just before it (an anchor may need the character before a
+        match, as the formula anchor does).
+        """
+        back = self.reach if anchor.back is None else anchor.back
+        next_hit = anchor.hits(text)
+        pos, hit, missed = 0, -1, 0
+        while True:
+            found = self._first_match_near(text, max(pos, hit - back), hit + 1)
+            if found is None:
+                pos = hit + 2
+                missed += 1
+                if missed > MAX_MISSED_HITS:
+                    yield from self.pattern.finditer(text, pos)
+                    return
+            else:
+                yield found
+                pos = found.end()
+            upcoming = next_hit(pos - 1)
+            if upcoming is None:
+                return
+            hit = upcoming
+
+    def _first_match_near(self, text: str, low: int, high: int) -> re.Match[str] | None:
+        """The leftmost match starting in [low, high], read through a window of `reach`."""
+        end = high + self.reach
+        if high - low < 3:
+            for start in range(low, high + 1):
+                found = self.pattern.match(text, start, end)
+                if found is not None:
+                    return found
+            return None
+        found = self.pattern.search(text, low, end)
+        return found if found is not None and found.start() <= high else None
+
 
 def _rule(
     family: str,
     name: str,
     example: str,
-    needs: str | tuple[str, ...],
+    needs: Needles,
     pattern: str,
     check: Callable[[str], bool] | None = None,
+    anchors: tuple[Anchor, ...] = (),
     flags: int = 0,
 ) -> Rule:
-    needles = tuple(needs) if isinstance(needs, str) else needs  # a str gate: any one of its characters
-    return Rule(family, name, example, needles, re.compile(pattern, flags), check)
+    compiled = re.compile(pattern, flags)
+    return Rule(family, name, example, needs, compiled, check, anchors, _reach(compiled) if anchors else 0)
 
 
+DIGITS = "0123456789"
+LOWER = "abcdefghijklmnopqrstuvwxyz"
+UPPER = "ABCDEFGHIKLMNOPRSTUVWXYZ"  # capitals that start an element symbol (no J, Q)
+LETTERS = LOWER + LOWER.upper()
+OPS = "+-−"
+VAR_COEF_LETTERS = "abefijnqrtuvwxyz"
+SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
 POWER_PHRASES = ("to the power", "th power", "st power", "nd power", "rd power")  # "third power"
-COMPARISON_SIGNS = ("<", ">", "≤", "≥", "⩽", "⩾", "\\le", "\\ge", "\\lt", "\\gt")
+LT_SIGNS = ("<", "≤", "⩽", "\\le", "\\lt")
+GT_SIGNS = (">", "≥", "⩾", "\\ge", "\\gt")
 NON_STRICT_SIGNS = ("<=", ">=", "≤", "≥", "⩽", "⩾", "\\le", "\\ge")
-LATEX_ROOT = ("\\sqrt",)
-LATEX_CALCULUS = tuple(
-    "\\" + command
-    for command in "frac dfrac tfrac lim int iint iiint oint sum prod partial infty nabla".split()
-)
-LATEX_FUNCTIONS = tuple("\\" + name for name in "sin cos tan cot sec csc exp log ln arc".split())
+LATEX_CALCULUS = ("frac", "lim", "int", "sum", "prod", "partial", "infty", "nabla")  # after "\"
+FUNCTION_STEMS = ("sin", "cos", "tan", "cot", "sec", "csc", "exp", "log", "ln")  # in every name
 SUPERSCRIPTS = "²³⁴⁵⁶⁷⁸⁹ⁿ⁻"
+
+# Anchors. Each regex starts with the rarest required character of its rule and then tests,
+# with one cheap character class or look-around after another, what the rule would reject at
+# once, so a text full of near misses costs one scan. Alternations and repeats such as
+# `{0,3}` are kept off this path where they can be: a failed attempt costs a few nanoseconds
+# per simple test but tens per branch or repeat, and a 1 MB adversarial text makes hundreds of
+# thousands of attempts.
+EXP_BASE_END = r"[A-Za-z0-9)\]}]"  # the last character of an exponent's base
+STAR_BASE_END = r"[A-Za-z0-9)\]]"  # the same before "**"
+# NOT_EXPONENTS seen from the exponent's first character, for a caret right after its base
+# (one character back is the caret, two back the end of the base). "At a token start" is a
+# character before the base that is not part of a word (so at the very start of a text these
+# do not reject; the pattern then decides). Their `\.?\}?(?![\w(])` reads "not followed by a
+# word character or a bracket", the cheaper `(?![\w(])` here.
+BOOK_BASE = r"[^A-Za-z][A-Zyw]\^"  # M^r, y^e: a one-letter base at a word start
+TEN_BASE = r"[^\w.]10\^"  # 10^3
+
+
+def after_ordinal_base(then: str) -> str:
+    """Look-behind: a 1-4 digit number at a token start, a caret, then `then` (1^{st}, 2^d)."""
+    return "(?:" + "|".join(rf"(?<=[^\w.]{'[0-9]' * n}\^{then})" for n in range(1, 5)) + ")"
+
+
+AFTER_ORDINAL_D = after_ordinal_base("d")  # 2^d
+AFTER_ORDINAL_BRACE = after_ordinal_base(r"\{")  # 1^{st}
+NOT_POWER_OF_TEN_AFTER = rf"(?!{SUPERSCRIPT_OR_DIGIT}|\.[0-9])"
+# Ordered so that each adversarial fragment is rejected after few tests.
+CARET_ANCHOR = (
+    r"\^(?<=[A-Za-z0-9)\]} \t]\^)"  # a base, or blanks, before it
+    rf"(?![a-z](?<={BOOK_BASE}.)(?![\w(]))"  # M^r
+    rf"(?![0-9](?<={TEN_BASE}.){NOT_POWER_OF_TEN_AFTER})"  # 10^3
+    r"(?!\{(?:"  # M^{rs.}, 1^{st}, 10^{3}
+    rf"(?<={BOOK_BASE}\{{)[a-z]{{1,4}}(?![\w(])"
+    rf"|{AFTER_ORDINAL_BRACE}(?:st|nd|rd|th|d)(?![\w(])"
+    rf"|(?<={TEN_BASE}\{{){SUPERSCRIPT_OR_DIGIT}\}}?{NOT_POWER_OF_TEN_AFTER}))"
+    rf"(?![({{]{SP}1{SP}/)"  # x^(1/3) is a root
+    r"(?=[0-9A-Za-z{(\\ \t\-−])(?![A-Za-z][A-Za-z])"  # an exponent (not a word), blanks or a sign
+    rf"(?!d{AFTER_ORDINAL_D}(?![\w(]))"  # 2^d
+    r"(?![A-Z](?<=[^A-Za-z][A-Z]\^.)(?![\w(]))"  # T^T
+)
+SUP_TAG_ANCHOR = rf"<sup>(?<={EXP_BASE_END}<sup>)"
+# A chain (a < x < b): a sign, then the middle term, one anchor regex per spelling of the sign
+# (and the plain "<x" apart, the most common).
+
+
+def chain_anchors(ascii_sign: str, unicode_signs: str, latex: str) -> tuple[str, ...]:
+    """Anchor regexes for a chain of `ascii_sign` ("<"), its unicode forms, or LaTeX ("l")."""
+    return (
+        rf"{ascii_sign}[A-Za-z](?![\w])",
+        rf"{ascii_sign}(?=[0-9 \t=])=?{SP}{CHAIN_MIDDLE}",
+        *(rf"{sign}{SP}{CHAIN_MIDDLE}" for sign in unicode_signs),
+        rf"\\{latex}t(?![A-Za-z]){SP}{CHAIN_MIDDLE}",
+        rf"\\{latex}e(?=[q \t0-9])(?:q(?:slant)?)?(?![A-Za-z]){SP}{CHAIN_MIDDLE}",
+    )
+
+
+def sign_after(left: str, signs: str) -> str:
+    """A non-strict comparison (≤ <= \\le ...) with `left` and 0-3 blanks before it.
+
+    `signs` is "<" or ">"; the look-behind sits after the sign's first character.
+    """
+    unicode_signs = {"<": "≤⩽", ">": "≥⩾"}[signs]
+    latex = {"<": "l", ">": "g"}[signs]
+    before = preceded_by(left)
+    return rf"(?:[{unicode_signs}]{before}|{signs}{before}=|\\{before}{latex}e(?:q|qslant)?(?![A-Za-z]))"
+
+
+NON_STRICT_AFTER_LETTER = f"(?:{sign_after('[a-z]', '<')}|{sign_after('[a-z]', '>')})"
+NON_STRICT_AFTER_DIGIT = f"(?:{sign_after('[0-9]', '<')}|{sign_after('[0-9]', '>')})"
+# f(x): the bracket, then x, y or z and a closing bracket or comma, then f, g or h before it.
+F_OF_X_ANCHORS = (
+    r"\([xyz][ \t,)](?:(?<=[fgh]\(..)|(?<=[fgh] \(..))",
+    r"\([ \t](?:(?<=[fgh]\(.)|(?<=[fgh] \(.))",
+)
+# A formula starts a token: the anchor is the character before it (or the start of the text),
+# then the first element and what must follow it. Without counts anywhere in the text, only a
+# salt such as NaCl can match, and it starts with a metal or H. Both need a capital followed
+# by what can follow an element somewhere in the text (FORMULA_PAIR, a first, cheap test).
+NOT_WORD = r"[^A-Za-z0-9_\-]"
+FORMULA_PAIR = re.compile(r"[A-IK-PR-Z(][a-z0-9₀-₉A-Z(]")
+# A symbol is one of the one-letter elements or a capital and a lowercase letter; this cheap
+# test comes before the exact one (a look-ahead for ELEMENT from the capital).
+SYMBOL_START = r"(?=[BCFHIKNOPSUVWY]|[A-IK-PR-Z][a-z])"
+FORMULA_ANCHOR = rf"{NOT_WORD}{SYMBOL_START}[A-IK-PR-Z](?<=(?={ELEMENT}).)[a-z]?[0-9₀-₉A-Z(]"
+SALT_ANCHOR = (
+    rf"{NOT_WORD}(?=[HK]|[ABCFGILMNPRSTZ][a-z])[ABCFGHIKLMNPRSTZ]"
+    rf"(?<=(?={element_pattern(FORMULA_FIRST)}(?![a-z])).)[a-z]?[A-Z(]"
+)
 
 # fmt: off
 RULES: tuple[Rule, ...] = (
     # --- equations: a coefficient juxtaposed with a variable, two variables, polynomials ------
-    _rule("equations", "coefficient_equation", "2x + 3 = 7", "=",
-          rf"{NUM_TOKEN}{VAR_COEF}{WORD_END}{SP}(?:[-+−/]{SP}{NUM}{SP})?={SP}[-−]?{NUM}"),
-    _rule("equations", "coefficient_right_side", "y = 3x + 1", "=",
+    _rule("equations", "coefficient_equation", "2x + 3 = 7", needles("=", DIGITS, VAR_COEF_LETTERS),
+          rf"{NUM_TOKEN}{VAR_COEF}{WORD_END}{SP}(?:[-+−/]{SP}{NUM}{SP})?={SP}[-−]?{NUM}",
+          anchors=(anchor(rf"[0-9]{VAR_COEF}{WORD_END}{SP}[-+−/=]"),)),
+    _rule("equations", "coefficient_right_side", "y = 3x + 1", needles("=", DIGITS, VAR_COEF_LETTERS),
           rf"=(?<![<>!=]=){SP}{NUM}{VAR_COEF}{WORD_END}(?!{SP}[A-Za-z])"),
-    _rule("equations", "two_variable_equation", "ax + by = c", "=",
+    _rule("equations", "two_variable_equation", "ax + by = c", needles("=", OPS, LOWER),
           rf"{TERM_TOKEN}{SP}{OP}{SP}(?:{NUM}(?:{SP}[*×·]{SP})?|[a-z])?[a-z]{WORD_END}{SP}=",
-          check=has_two_variables),
-    _rule("equations", "polynomial", "x^2 + 2x", "^" + SUPERSCRIPTS,
-          rf"[a-z](?<![A-Za-z][a-z]){not_starting_here(NOT_EXPONENTS)}(?:{SP}\^{SP}\{{?[2-9]\}}?|[²³⁴⁵⁶⁷⁸⁹]){SP}{OP}{SP}(?:{NUM})?[a-z]{WORD_END}"),
-    _rule("equations", "bracketed_variable_product", "61 = ((5 * d) - 7)", "*×·",
+          check=has_two_variables, anchors=(anchor(f"={preceded_by('[a-z]')}"),)),
+    _rule("equations", "polynomial", "x^2 + 2x", needles("^²³⁴⁵⁶⁷⁸⁹", OPS, LOWER),
+          rf"[a-z](?<![A-Za-z][a-z]){not_starting_here(NOT_EXPONENTS)}(?:{SP}\^{SP}\{{?[2-9]\}}?|[²³⁴⁵⁶⁷⁸⁹]){SP}{OP}{SP}(?:{NUM})?[a-z]{WORD_END}",
+          anchors=(anchor(rf"(?:\^{SP}\{{?[2-9]\}}?|[²³⁴⁵⁶⁷⁸⁹]){SP}{OP}"),)),
+    _rule("equations", "bracketed_variable_product", "61 = ((5 * d) - 7)", needles("(", "*×·", ")"),
           rf"\({SP}(?:{NUM}{SP}[*×·]{SP}[a-z]|[a-z]{SP}[*×·]{SP}{NUM}){WORD_END}{SP}\)"),
-    _rule("equations", "coefficient_times_bracket", "2(x + 3)", "(",
-          rf"{NUM_TOKEN}\({SP}[a-z]{SP}{OP}{SP}{NUM}{SP}\)"),
+    _rule("equations", "coefficient_times_bracket", "2(x + 3)", needles("(", DIGITS, OPS, ")"),
+          rf"{NUM_TOKEN}\({SP}[a-z]{SP}{OP}{SP}{NUM}{SP}\)",
+          anchors=(anchor(rf"\((?<=[0-9]\(){SP}[a-z]{SP}{OP}"),)),
     # --- exponents ----------------------------------------------------------------------------
-    _rule("exponents", "caret", "x^2", ("^", "<sup>"),
-          rf"{EXP_BASE}{CARET}{NOT_FRACTION_EXPONENT}(?:[-−]{SP})?{EXPONENT}"),
-    _rule("exponents", "unicode_superscript", "5³", SUPERSCRIPTS,
-          rf"{EXP_BASE}{SUPERSCRIPT_POWER}"),
-    _rule("exponents", "double_star", "2**10", ("**",),
+    _rule("exponents", "caret", "x^2", needles(("^", "<sup>")),
+          rf"{EXP_BASE}{CARET}{NOT_FRACTION_EXPONENT}(?:[-−]{SP})?{EXPONENT}",
+          anchors=(anchor(CARET_ANCHOR, SUP_TAG_ANCHOR),)),
+    _rule("exponents", "unicode_superscript", "5³", needles(SUPERSCRIPTS),
+          rf"{EXP_BASE}{SUPERSCRIPT_POWER}",
+          anchors=(anchor(rf"(?:[²³⁴⁵⁶⁷⁸⁹ⁿ]|⁻(?=[¹²³⁴⁵⁶⁷⁸⁹ⁿ]))(?<={EXP_BASE_END}.)"),)),
+    _rule("exponents", "double_star", "2**10", needles(("**",)),
           rf"[A-Za-z0-9)\]](?:\*\*{NOT_FRACTION_EXPONENT}[-−]?{CODE_EXPONENT}"
-          rf"|[ \t]{{1,3}}\*\*[ \t]{{1,3}}[-−]?\d{{1,12}})"),
-    _rule("exponents", "squared_cubed_words", "x squared", ("squared", "cubed"),
-          rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:squared|cubed)\b"),
-    _rule("exponents", "power_words", "2 to the power of 5", POWER_PHRASES,
+          rf"|[ \t]{{1,3}}\*\*[ \t]{{1,3}}[-−]?[0-9]{{1,12}})",
+          anchors=(anchor(rf"\*{preceded_by(STAR_BASE_END)}\*{SP}[-−]?[\w(]"),)),
+    _rule("exponents", "squared_cubed_words", "x squared", needles(("squared", "cubed")),
+          rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:squared|cubed)\b",
+          anchors=(anchor(r"(?:squared|cubed)\b"),)),
+    _rule("exponents", "power_words", "2 to the power of 5", needles(POWER_PHRASES),
           rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:raised[ \t]{{1,3}})?"
-          rf"to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power[ \t]{{1,3}}of\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
-    _rule("exponents", "raised_to_power", "5 is raised to the power of 2", ("raised",),
+          rf"to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power[ \t]{{1,3}}of\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)",
+          anchors=(anchor(r"power\b"),)),
+    _rule("exponents", "raised_to_power", "5 is raised to the power of 2", needles(("raised",)),
           rf"{word_start('raised')}(?<!\b10 raised)(?<!\b10 is raised)"
           rf"[ \t]{{1,3}}to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)"),
     # --- roots --------------------------------------------------------------------------------
-    _rule("roots", "cube_fourth_root_sign", "∛8", "∛∜", r"[∛∜]"),
-    _rule("roots", "root_sign", "√x", "√", rf"√[ \t]?(?:{NUM}|[(\[{{]|[A-Za-z]{{1,2}}(?![A-Za-z]))"),
-    _rule("roots", "latex_sqrt", r"\sqrt[3]{x}", LATEX_ROOT, r"\\sqrt(?![A-Za-z])"),
-    _rule("roots", "root_function", "cbrt(27)", "(", rf"{word_start('sqrt|cbrt|nthroot')}{SP}\("),
-    _rule("roots", "fractional_exponent", "x^{1/3}", ("^", "**", "<sup>"),
-          rf"[\w)\]}}](?:{CARET}|\*\*){SP}[({{]{SP}1{SP}/{SP}(?:\d{{1,3}}|[a-z]){SP}[)}}]?"),
-    _rule("roots", "root_words", "the square root of x", ("root", "Root", "ROOT"),
-          r"\b(?:square|cube|fourth|fifth|nth|n-th|\d{1,2}(?:st|nd|rd|th))[ \t-]{1,3}roots?\b",
-          flags=re.IGNORECASE),
+    _rule("roots", "cube_fourth_root_sign", "∛8", needles("∛∜"), r"[∛∜]"),
+    _rule("roots", "root_sign", "√x", needles("√", " \t([{" + DIGITS + LETTERS),
+          rf"√(?=[ \t0-9(\[{{A-Za-z])[ \t]?(?:{NUM}|[(\[{{]|[A-Za-z]{{1,2}}(?![A-Za-z]))"),
+    _rule("roots", "latex_sqrt", r"\sqrt[3]{x}", needles("\\", ("sqrt",)), r"\\sqrt(?![A-Za-z])"),
+    _rule("roots", "root_function", "cbrt(27)", needles("(", ("sqrt", "cbrt", "nthroot")),
+          rf"{word_start('sqrt|cbrt|nthroot')}{SP}\("),
+    _rule("roots", "fractional_exponent", "x^{1/3}", needles(("^", "**", "<sup>"), "/", "1"),
+          rf"[\w)\]}}](?:{CARET}|\*\*){SP}[({{]{SP}1{SP}/{SP}(?:[0-9]{{1,3}}|[a-z]){SP}[)}}]?",
+          anchors=(anchor(rf"/{preceded_by('1')}{SP}[0-9a-z]"),)),
+    _rule("roots", "root_words", "the square root of x", needles(("root", "Root", "ROOT")),
+          r"\b(?:square|cube|fourth|fifth|nth|n-th|[0-9]{1,2}(?:st|nd|rd|th))[ \t-]{1,3}roots?\b",
+          anchors=(anchor(r"(?i:roots?)\b"),), flags=re.IGNORECASE),
     # --- inequalities -------------------------------------------------------------------------
-    _rule("inequalities", "chained_less", "a < x < b", COMPARISON_SIGNS,
-          rf"{CHAIN_START}{SP}{LT}{SP}{CHAIN_MIDDLE}{SP}{LT}{SP}{CHAIN_END}{WORD_END}"),
-    _rule("inequalities", "chained_greater", "b > x > a", COMPARISON_SIGNS,
-          rf"{CHAIN_START}{SP}{GT}{SP}{CHAIN_MIDDLE}{SP}{GT}{SP}{CHAIN_END}{WORD_END}"),
-    _rule("inequalities", "variable_at_most", "x ≥ 3", NON_STRICT_SIGNS,
-          rf"[a-z](?<![\w.][a-z]){SP}{NON_STRICT}{SP}[-−]?\d"),
-    _rule("inequalities", "number_at_most_variable", "3 ≤ x", NON_STRICT_SIGNS,
-          rf"\d{SP}{NON_STRICT}{SP}[a-z]{WORD_END}"),
-    _rule("inequalities", "variable_strict", "x > 5", "<>",
-          rf"[nxyz](?<![\w.][nxyz]){SP}[<>]{SP}[-−]?\d"),
+    _rule("inequalities", "chained_less", "a < x < b", needles(LT_SIGNS, LETTERS),
+          rf"{CHAIN_START}{SP}{LT}{SP}{CHAIN_MIDDLE}{SP}{LT}{SP}{CHAIN_END}{WORD_END}",
+          anchors=(anchor(*chain_anchors("<", "≤⩽", "l")),)),
+    _rule("inequalities", "chained_greater", "b > x > a", needles(GT_SIGNS, LETTERS),
+          rf"{CHAIN_START}{SP}{GT}{SP}{CHAIN_MIDDLE}{SP}{GT}{SP}{CHAIN_END}{WORD_END}",
+          anchors=(anchor(*chain_anchors(">", "≥⩾", "g")),)),
+    _rule("inequalities", "variable_at_most", "x ≥ 3", needles(NON_STRICT_SIGNS, LOWER, DIGITS),
+          rf"[a-z](?<![\w.][a-z]){SP}{NON_STRICT}{SP}[-−]?[0-9]",
+          anchors=(anchor(rf"{NON_STRICT_AFTER_LETTER}{SP}[-−]?[0-9]"),)),
+    _rule("inequalities", "number_at_most_variable", "3 ≤ x", needles(NON_STRICT_SIGNS, LOWER, DIGITS),
+          rf"[0-9]{SP}{NON_STRICT}{SP}[a-z]{WORD_END}",
+          anchors=(anchor(rf"{NON_STRICT_AFTER_DIGIT}{SP}[a-z]{WORD_END}"),)),
+    _rule("inequalities", "variable_strict", "x > 5", needles("<>", "nxyz", DIGITS),
+          rf"[nxyz](?<![\w.][nxyz]){SP}[<>]{SP}[-−]?[0-9]",
+          anchors=(anchor(rf"[<>]{preceded_by('[nxyz]')}{SP}[-−]?[0-9]"),)),
     # --- calculus and operators ---------------------------------------------------------------
-    _rule("calculus", "operator_symbol", "∑", "∑∫∬∭∮∂∇∞", r"[∑∫∬∭∮∂∇∞]"),
-    _rule("calculus", "sigma_outside_greek", "Σ a_i", "Σ", r"Σ(?<![\u0370-\u03ff]Σ)(?![\u0370-\u03ff])"),
-    _rule("calculus", "latex_command", r"\frac{a}{b}", LATEX_CALCULUS,
+    _rule("calculus", "operator_symbol", "∑", needles("∑∫∬∭∮∂∇∞"), r"[∑∫∬∭∮∂∇∞]"),
+    _rule("calculus", "sigma_outside_greek", "Σ a_i", needles("Σ"),
+          r"Σ(?<![\u0370-\u03ff]Σ)(?![\u0370-\u03ff])"),
+    _rule("calculus", "latex_command", r"\frac{a}{b}", needles("\\", LATEX_CALCULUS),
           r"\\(?:d?frac|tfrac|lim(?:sup|inf)?|i{0,2}int|oint|sum|prod|partial|infty|nabla)(?![A-Za-z])"),
-    _rule("calculus", "derivative", "dy/dx", "/",
-          r"d(?<![\w/]d)(?:\^?[2-9]|[²³])?[A-Za-z]?/d[a-z](?:\^?[2-9]|[²³])?(?![\w])"),
-    _rule("calculus", "limit", "lim x→0", ("lim",),
+    _rule("calculus", "derivative", "dy/dx", needles("/", "d"),
+          r"d(?<![\w/]d)(?:\^?[2-9]|[²³])?[A-Za-z]?/d[a-z](?:\^?[2-9]|[²³])?(?![\w])",
+          anchors=(anchor(r"/d[a-z](?![A-Za-z_01])"),)),
+    _rule("calculus", "limit", "lim x→0", needles(("lim",), ("_", "→", "->", "\\to")),
           rf"{word_start('lim')}(?:_|{SP}\(?{SP}[a-z]{SP}(?:→|->|\\to\b))"),
     # --- functions ----------------------------------------------------------------------------
-    _rule("functions", "f_of_x", "f(x)", "(", rf"[fgh](?<!\w[fgh]) ?\({SP}[xyz]{SP}[,)]"),
-    _rule("functions", "f_of_x_words", "f of x", (" of x", " of y", " of z"),
-          r"[fgh](?<!\w[fgh]) of [xyz]\b"),
-    _rule("functions", "named_function", "sin(x)", "(",
-          rf"{word_start(FUNCTION_NAMES)}(?:_?\d{{1,2}}|[₀-₉]{{1,2}}|_\{{\d{{1,2}}\}})?\((?!(?:s|[a-z]{{2,}})\))"),
-    _rule("functions", "latex_function", r"\log x", LATEX_FUNCTIONS, rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
-    _rule("functions", "trig_of_angle", "cos θ", "θφαβγπ", rf"{word_start('sin|cos|tan')}[ \t]?[θφαβγπ]"),
+    _rule("functions", "f_of_x", "f(x)", needles("(", "fgh", "xyz"),
+          rf"[fgh](?<!\w[fgh]) ?\({SP}[xyz]{SP}[,)]",
+          anchors=(anchor(*F_OF_X_ANCHORS),)),
+    _rule("functions", "f_of_x_words", "f of x", needles((" of x", " of y", " of z")),
+          r"[fgh](?<!\w[fgh]) of [xyz]\b", anchors=(anchor(r" of [xyz]\b"),)),
+    _rule("functions", "named_function", "sin(x)", needles("(", FUNCTION_STEMS),
+          rf"{word_start(FUNCTION_NAMES)}(?:_?[0-9]{{1,2}}|[₀-₉]{{1,2}}|_\{{[0-9]{{1,2}}\}})?\((?!(?:s|[a-z]{{2,}})\))"),
+    _rule("functions", "latex_function", r"\log x", needles("\\", FUNCTION_STEMS),
+          rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
+    _rule("functions", "trig_of_angle", "cos θ", needles("θφαβγπ", ("sin", "cos", "tan")),
+          rf"{word_start('sin|cos|tan')}[ \t]?[θφαβγπ]"),
     # --- chemical formulas --------------------------------------------------------------------
-    _rule("chemical_formulas", "formula", "H2O", "ABCDEFGHIKLMNOPRSTUVWXYZ", FORMULA_TOKEN,
-          check=is_chemical_formula),
+    _rule("chemical_formulas", "formula", "H2O", needles(UPPER, (FORMULA_PAIR,)), FORMULA_TOKEN,
+          check=is_chemical_formula,
+          anchors=(anchor(FORMULA_ANCHOR, needs=needles(DIGITS + SUBSCRIPT_DIGITS), back=0),
+                   anchor(SALT_ANCHOR, back=0))),
 )
 # fmt: on
 
