@@ -1,0 +1,217 @@
+"""The two training sets of chapter 9's controlled comparison, held out alike and matched in tokens.
+
+nano LittleLearner trains on the K-5 corpus and nano UNFILTERED on the unfiltered corpus (the same
+source documents, no filter; chapter 8 writes both). For the comparison to say something about
+the data and nothing else, the two runs share the recipe, the tokenizer and the token budget, and:
+
+- **Held out alike.** `held_out_mask` picks validation documents by a seeded hash of their id, not
+  by position, so a document is held out from both corpora or from neither. Every K-5 document is
+  also an unfiltered one, so the K-5 validation documents are a subset of the unfiltered ones:
+  neither model ever trains on a document of the other's validation stream, and each can be
+  scored on both streams.
+- **Matched in tokens.** The unfiltered training documents are sampled (`sample_to_tokens`,
+  seeded) until they hold as many tokens as the K-5 training documents, so both models see the
+  same number of distinct tokens, the same number of times. Tokens are counted as the loader can
+  read them: `shards.BatchLoader` starts every row at a document's BOS and drops what overflows
+  the row, so a document contributes at most `seq_len + 1` tokens (`readable_tokens`). Counting
+  whole documents instead would hand UNFILTERED, whose web pages run to thousands of tokens,
+  a pool that is mostly tails the loader never reads.
+
+`prepare_matched_shards` does all of it and writes the four shard directories. `chapter8_inputs`
+reads the corpora and the tokenizer chapter 8 wrote for a run, or makes them with chapter 8's calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from littlekit.shards import write_shards
+
+CHAPTER8 = "08_tokenizer"
+K5_CORPUS, UNFILTERED_CORPUS, TOKENIZER = "k5_corpus.jsonl", "unfiltered_corpus.jsonl", "k5_bpe"
+CHAPTER8_VOCAB_SIZE, CHAPTER8_MIN_FREQUENCY = 4096, 2  # chapter 8's defaults
+
+HELD_OUT_FRACTION = 0.1
+SPLITS = ("corpus", "train", "val")  # "corpus": the whole corpus, before holding out and sampling
+NAMES = ("littlelearner", "unfiltered")
+
+
+def held_out_mask(ids: Sequence[Any], fraction: float, seed: int = 0) -> np.ndarray:
+    """True for the documents held out: sha256(seed, id) below `fraction` of the hash range.
+
+    The verdict depends only on the id and the seed, so the same document is held out from every
+    corpus that contains it. The share held out is `fraction` in expectation, not exactly.
+    """
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+    limit = fraction * 2.0**64
+    return np.array(
+        [int.from_bytes(hashlib.sha256(f"{seed}:{i}".encode()).digest()[:8], "big") < limit for i in ids],
+        dtype=bool,
+    )
+
+
+def token_lengths(texts: Sequence[str], tokenizer: Any) -> np.ndarray:
+    """Tokens per document as the shards store it: BOS + the text's tokens + EOS."""
+    if len(texts) == 0:
+        return np.zeros(0, dtype=np.int64)
+    encoded = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    return np.array([len(ids) + 2 for ids in encoded], dtype=np.int64)
+
+
+def readable_tokens(lengths: np.ndarray, seq_len: int | None) -> np.ndarray:
+    """Tokens the BOS-aligned loader can read from each document: at most seq_len + 1 (None: all)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    return lengths if seq_len is None else np.minimum(lengths, seq_len + 1)
+
+
+def sample_to_tokens(lengths: Sequence[int], budget: int, seed: int = 0) -> np.ndarray:
+    """Indices (ascending) of documents drawn in a seeded random order until `budget` tokens.
+
+    A document that would overshoot the budget is skipped and later, shorter ones may still fit,
+    so the total never exceeds the budget and falls short of it by less than the shortest
+    document left out. A budget at or above the total takes every document.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if budget < 0:
+        raise ValueError(f"budget must be >= 0, got {budget}")
+    if lengths.sum() <= budget:
+        return np.arange(len(lengths))
+    taken, remaining = [], int(budget)
+    for index in np.random.default_rng(seed).permutation(len(lengths)):
+        if lengths[index] <= remaining:
+            taken.append(index)
+            remaining -= int(lengths[index])
+    return np.sort(np.asarray(taken, dtype=np.int64))
+
+
+@dataclass
+class MatchedShards:
+    """Shard directories by (name, split) and a table of what went into each."""
+
+    dirs: dict[tuple[str, str], Path]
+    table: pd.DataFrame  # name, split, documents, tokens, readable_tokens, bytes, share of the corpus
+
+    def train(self, name: str) -> Path:
+        return self.dirs[(name, "train")]
+
+    def val(self, name: str) -> Path:
+        return self.dirs[(name, "val")]
+
+
+def matched_splits(
+    k5: pd.DataFrame,
+    unfiltered: pd.DataFrame,
+    tokenizer: Any,
+    seq_len: int | None,
+    held_out_fraction: float = HELD_OUT_FRACTION,
+    max_val_tokens: int | None = None,
+    seed: int = 0,
+) -> dict[tuple[str, str], pd.DataFrame]:
+    """{(name, split): frame} for both corpora (see the module), with n_tokens and n_readable.
+
+    split "corpus" is the whole corpus with a held_out column, "train" and "val" the documents
+    each model trains and validates on.
+    The unfiltered training set is sampled to the K-5 training set's readable tokens. With
+    max_val_tokens, a validation set holding more tokens than that is sampled down to it (a
+    validation pass costs time at every evaluation); sampling never moves a document to training.
+    """
+    out: dict[tuple[str, str], pd.DataFrame] = {}
+    for name, corpus in zip(NAMES, (k5, unfiltered), strict=True):
+        frame = corpus.reset_index(drop=True)
+        lengths = token_lengths(frame["text"].tolist(), tokenizer)
+        frame = frame.assign(n_tokens=lengths, n_readable=readable_tokens(lengths, seq_len))
+        held = held_out_mask(frame["id"].astype(str).tolist(), held_out_fraction, seed)
+        out[(name, "corpus")] = frame.assign(held_out=held)
+        out[(name, "train")] = frame[~held].reset_index(drop=True)
+        val = frame[held].reset_index(drop=True)
+        if max_val_tokens is not None:
+            val = val.iloc[sample_to_tokens(val["n_tokens"], max_val_tokens, seed)].reset_index(drop=True)
+        out[(name, "val")] = val
+    budget = int(out[("littlelearner", "train")]["n_readable"].sum())
+    pool = out[("unfiltered", "train")]
+    out[("unfiltered", "train")] = pool.iloc[sample_to_tokens(pool["n_readable"], budget, seed)].reset_index(
+        drop=True
+    )
+    return out
+
+
+def prepare_matched_shards(
+    k5: pd.DataFrame,
+    unfiltered: pd.DataFrame,
+    tokenizer: Any,
+    out_dir: str | os.PathLike,
+    seq_len: int | None,
+    held_out_fraction: float = HELD_OUT_FRACTION,
+    max_val_tokens: int | None = None,
+    seed: int = 0,
+) -> MatchedShards:
+    """Writes out_dir/<name>/{train,val}/ shards for both corpora (see `matched_splits`)."""
+    splits = matched_splits(k5, unfiltered, tokenizer, seq_len, held_out_fraction, max_val_tokens, seed)
+    dirs, rows = {}, []
+    for (name, split), frame in splits.items():
+        if frame.empty:
+            raise ValueError(
+                f"the {name} {split} set is empty; give more documents or another held_out_fraction"
+            )
+        if split != "corpus":
+            directory = Path(out_dir) / name / split
+            write_shards(frame["text"].tolist(), tokenizer, directory, overwrite=True)
+            dirs[(name, split)] = directory
+        rows.append(
+            {
+                "name": name,
+                "split": split,
+                "documents": len(frame),
+                "tokens": int(frame["n_tokens"].sum()),
+                "readable_tokens": int(frame["n_readable"].sum()),
+                "bytes": int(frame["text"].map(lambda t: len(t.encode("utf-8"))).sum()),
+                "share": frame["n_tokens"].sum() / splits[(name, "corpus")]["n_tokens"].sum(),
+            }
+        )
+    return MatchedShards(dirs, pd.DataFrame(rows))
+
+
+def chapter8_inputs(
+    run: str | os.PathLike,
+    data_root: str | os.PathLike | None = None,
+    vocab_size: int = CHAPTER8_VOCAB_SIZE,
+    min_frequency: int = CHAPTER8_MIN_FREQUENCY,
+) -> tuple[pd.DataFrame, pd.DataFrame, Path, str]:
+    """(k5, unfiltered, tokenizer directory, note) from runs/<run>/08_tokenizer/.
+
+    When a file is missing (chapter 9 run on its own) all three are made with chapter 8's calls
+    and defaults: the filter's verdicts on the whole demo corpus (`corpus_select.filter_outcomes`),
+    the corpora without the documents sharing text with CommonCoreText-PD validation passages
+    (`training_corpora`), and the K-5 byte-level BPE (`tokenizer.train_tokenizer`); the note says so.
+    """
+    from littlekit import corpora
+    from littlekit.corpus_select import filter_outcomes, read_corpus, training_corpora, write_corpus
+    from littlekit.tokenizer import train_tokenizer
+
+    folder = Path(run) / CHAPTER8
+    paths = folder / K5_CORPUS, folder / UNFILTERED_CORPUS, folder / TOKENIZER
+    missing = [str(p) for p in paths if not p.exists()]
+    if not missing:
+        note = f"Read chapter 8's corpora and tokenizer from {folder}."
+        return read_corpus(paths[0]), read_corpus(paths[1]), paths[2], note
+    selection = filter_outcomes(corpora.load_demo_corpus(data_root), run)
+    held_out = corpora.load_commoncoretext(data_root, split="validation")["text"]
+    k5, unfiltered, _ = training_corpora(selection.frame, held_out=held_out)
+    write_corpus(k5, paths[0])
+    write_corpus(unfiltered, paths[1])
+    train_tokenizer(k5["text"], vocab_size, out_dir=paths[2], min_frequency=min_frequency)
+    note = (
+        f"{', '.join(missing)} did not exist (chapter 8 has not run for this run), so they were made "
+        f"with chapter 8's calls and defaults: {selection.note} The K-5 byte-level BPE was trained with "
+        f"vocab_size={vocab_size:,}, min_frequency={min_frequency}."
+    )
+    return read_corpus(paths[0]), read_corpus(paths[1]), paths[2], note

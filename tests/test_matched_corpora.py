@@ -1,0 +1,137 @@
+"""Chapter 9's two training sets: held out by id alike, and the unfiltered one matched in readable tokens."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from littlekit.corpus_select import write_corpus
+from littlekit.matched_corpora import (
+    CHAPTER8,
+    K5_CORPUS,
+    TOKENIZER,
+    UNFILTERED_CORPUS,
+    chapter8_inputs,
+    held_out_mask,
+    matched_splits,
+    prepare_matched_shards,
+    readable_tokens,
+    sample_to_tokens,
+)
+from littlekit.shards import TokenShards
+from littlekit.tokenizer import train_tokenizer
+
+SHORT = "the cat sat on a mat and the dog ran to the sun".split()
+LONG = "mitochondrial oxidative phosphorylation couples electron transport to synthesis".split()
+
+
+def make_corpora(n: int = 400, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An unfiltered corpus of short (kept) and long (dropped) documents; K-5 = the short ones."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        kept = i % 3 == 0
+        words = (
+            rng.choices(SHORT, k=rng.randint(3, 20)) if kept else rng.choices(LONG, k=rng.randint(20, 200))
+        )
+        rows.append({"id": f"doc{i}", "text": " ".join(words), "kept": kept})
+    unfiltered = pd.DataFrame(rows)
+    return unfiltered[unfiltered["kept"]].reset_index(drop=True), unfiltered
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    k5, unfiltered = make_corpora()
+    return train_tokenizer(unfiltered["text"], vocab_size=300)
+
+
+def test_held_out_mask_depends_only_on_id_and_seed():
+    ids = [f"doc{i}" for i in range(20_000)]
+    mask = held_out_mask(ids, 0.1, seed=3)
+    assert 0.09 < mask.mean() < 0.11
+    subset = ids[::7]
+    assert np.array_equal(held_out_mask(subset, 0.1, seed=3), mask[::7])  # same verdict in any corpus
+    assert not np.array_equal(held_out_mask(ids, 0.1, seed=4), mask)
+    assert not held_out_mask(ids, 0.0).any() and held_out_mask(ids, 1.0).all()
+    with pytest.raises(ValueError):
+        held_out_mask(ids, 1.5)
+
+
+def test_readable_tokens_stop_at_one_row():
+    assert readable_tokens(np.array([5, 257, 258, 9000]), 256).tolist() == [5, 257, 257, 257]
+    assert readable_tokens(np.array([5, 9000]), None).tolist() == [5, 9000]
+
+
+def test_sample_to_tokens_fills_the_budget_without_overshooting():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 500, size=300)
+    for budget in (0, 1, 777, 10_000, 50_000):
+        taken = sample_to_tokens(lengths, budget, seed=1)
+        total = lengths[taken].sum()
+        assert total <= budget
+        left_out = np.setdiff1d(np.arange(len(lengths)), taken)
+        assert len(left_out) == 0 or budget - total < lengths[left_out].min()
+        assert np.array_equal(taken, np.sort(taken)) and len(set(taken)) == len(taken)
+    assert np.array_equal(
+        sample_to_tokens(lengths, 10_000, seed=1), sample_to_tokens(lengths, 10_000, seed=1)
+    )
+    assert not np.array_equal(
+        sample_to_tokens(lengths, 10_000, seed=1), sample_to_tokens(lengths, 10_000, seed=2)
+    )
+    assert len(sample_to_tokens(lengths, int(lengths.sum()))) == len(lengths)
+    with pytest.raises(ValueError):
+        sample_to_tokens(lengths, -1)
+
+
+def test_splits_hold_out_alike_and_match_readable_tokens(tokenizer):
+    k5, unfiltered = make_corpora()
+    splits = matched_splits(k5, unfiltered, tokenizer, seq_len=32, held_out_fraction=0.2, seed=0)
+    ids = {key: set(frame["id"]) for key, frame in splits.items()}
+    assert ids[("littlelearner", "val")] <= ids[("unfiltered", "val")]
+    assert not ids[("littlelearner", "train")] & ids[("unfiltered", "val")]
+    assert not ids[("unfiltered", "train")] & ids[("littlelearner", "val")]
+    assert ids[("littlelearner", "train")] | ids[("littlelearner", "val")] == set(k5["id"])
+    budget = splits[("littlelearner", "train")]["n_readable"].sum()
+    sampled = splits[("unfiltered", "train")]
+    assert budget - sampled["n_readable"].max() < sampled["n_readable"].sum() <= budget
+    assert sampled["n_tokens"].sum() > sampled["n_readable"].sum()  # long documents: tails the loader skips
+    assert (sampled["n_readable"] <= 33).all()
+    assert splits[("unfiltered", "corpus")]["held_out"].sum() == len(splits[("unfiltered", "val")])
+
+
+def test_max_val_tokens_caps_only_validation(tokenizer):
+    k5, unfiltered = make_corpora()
+    full = matched_splits(k5, unfiltered, tokenizer, seq_len=32, held_out_fraction=0.2)
+    capped = matched_splits(k5, unfiltered, tokenizer, seq_len=32, held_out_fraction=0.2, max_val_tokens=500)
+    assert (
+        capped[("unfiltered", "val")]["n_tokens"].sum() <= 500 < full[("unfiltered", "val")]["n_tokens"].sum()
+    )
+    assert set(capped[("unfiltered", "val")]["id"]) <= set(full[("unfiltered", "val")]["id"])
+    assert capped[("unfiltered", "train")].equals(full[("unfiltered", "train")])
+
+
+def test_prepare_writes_the_shards_the_table_describes(tokenizer, tmp_path):
+    k5, unfiltered = make_corpora()
+    matched = prepare_matched_shards(k5, unfiltered, tokenizer, tmp_path, seq_len=32, held_out_fraction=0.2)
+    table = matched.table.set_index(["name", "split"])
+    for (name, split), directory in matched.dirs.items():
+        shards = TokenShards(directory)
+        assert shards.n_tokens == table.loc[(name, split), "tokens"]
+        assert len(shards) == table.loc[(name, split), "documents"]
+    assert table.loc[("littlelearner", "corpus"), "share"] == pytest.approx(1.0)
+    assert matched.train("unfiltered") == tmp_path / "unfiltered" / "train"
+
+
+def test_chapter8_inputs_reads_what_chapter_8_wrote(tokenizer, tmp_path):
+    k5, unfiltered = make_corpora(30)
+    folder = tmp_path / CHAPTER8
+    write_corpus(k5, folder / K5_CORPUS)
+    write_corpus(unfiltered, folder / UNFILTERED_CORPUS)
+    tokenizer.save_pretrained(folder / TOKENIZER)
+    read_k5, read_unfiltered, tokenizer_dir, note = chapter8_inputs(tmp_path)
+    assert note.startswith("Read chapter 8's")
+    assert list(read_k5["id"]) == list(k5["id"]) and len(read_unfiltered) == len(unfiltered)
+    assert tokenizer_dir == folder / TOKENIZER
