@@ -55,8 +55,9 @@ COVERAGE: dict[str, str] = {
     "calculus": "∑ ∫ ∂ ∇ ∞, Σ outside Greek words, \\frac \\lim \\int \\sum \\partial \\infty, "
     "dy/dx, lim x→0",
     "functions": "f(x) g(y) h(z), 'f of x', sin( cos( tan( log( ln( exp( and their LaTeX commands, sin θ",
-    "chemical_formulas": "element symbols with counts or subscripts (H2O, CO2, C6H12O6, Ca(OH)2, O₂) "
-    "and salts without counts (NaCl); not codes or acronyms (USA, Y2K, H1N1)",
+    "chemical_formulas": "element symbols with counts or subscripts (H2O, CO2, C6H12O6, Ca(OH)2, O₂), "
+    "salts without counts (NaCl), either after a coefficient (6CO2, 6O2); not codes or acronyms "
+    "(USA, Y2K, H1N1, 5KW)",
 }
 assert set(COVERAGE) == set(FAMILIES) and set(PAPER_TABLE3) <= set(FAMILIES)
 

@@ -27,6 +27,7 @@ from littlekit.stages.symbolic import (
     first_match,
     gate_opens,
     is_chemical_formula,
+    is_formula_with_coefficient,
     match_all,
     match_spans,
     needles,
@@ -76,6 +77,8 @@ POSITIVES = {
     "chemical_formulas": [
         "H2O", "CO2", "NaCl", "C6H12O6", "H₂O", "CO₂", "Ca(OH)2", "(NH4)2SO4", "KCl", "NaOH",
         "CaCO3", "H2SO4", "O₂", "CCl4", "Al2(SO4)3", "water (H2O).", "CO2-rich air", "HCl", "GaAs",
+        # after a stoichiometric coefficient
+        "6CO2 + 6H2O", "2H2O", "6O2", "2H2 + O2 → 2H2O", "3H₂", "2NaCl", "10H2O", "2C12H22O11",
     ],
 }
 
@@ -114,6 +117,9 @@ FORMULA_NEGATIVES = [
     "HeLa", "LuPS", "CoV", "GaGa", "NaN", "W3C", "PC2", "NW25", "UC83", "PS4", "Y2K", "B2B", "P2P",
     "H1N1", "H5N8", "(H3N2)", "K12", "K5", "B12", "N95", "V8", "O2", "C3PO", "SARS-CoV-2",
     "VO2 max", "KOH", "Hello", "The", "In", "He", "CNN", "FBI",
+    # a number glued to capitals that are not a formula on their own
+    "6CO", "5KW", "100HP", "3BHK", "a 4HB pencil", "6PK", "2CV", "1UP", "4PCS", "2K12", "3B12", "12PM",
+    "2Co", "1ST", "2ND", "3D", "4K", "5G", 'Use code "50OFF699"',
 ]
 
 
@@ -151,6 +157,20 @@ def test_is_chemical_formula_accepts_formulas(token):
 @pytest.mark.parametrize("token", ["McK", "HeLa", "W3C", "PS4", "H1N1", "H5N8", "K12", "UFOs", "GaGa", "Xx2"])
 def test_is_chemical_formula_rejects_names_and_codes(token):
     assert not is_chemical_formula(token)
+
+
+def test_a_coefficient_needs_a_formula_or_a_molecular_element_after_it():
+    for token in ["6CO2", "6H2O", "2NaCl", "6O2", "3H2", "2Cl2", "3O3", "2O₂", "2(NH4)2SO4"]:
+        assert is_formula_with_coefficient(token), token
+    for token in ["6CO", "5KW", "100HP", "3BHK", "2K12", "3B12", "6Co", "50OFF699", "2H1N1", "3O"]:
+        assert not is_formula_with_coefficient(token), token
+
+
+def test_a_balanced_equation_lists_every_formula_with_its_coefficient():
+    equation = "6CO2 + 6H2O → C6H12O6 + 6O2"
+    assert match_all(equation)["chemical_formulas"] == ["C6H12O6", "6CO2", "6H2O", "6O2"]
+    assert STAGE.score("Plants take in 6CO2 + 6H2O.") == {"family": "chemical_formulas", "match": "6CO2"}
+    assert match_all("CH3(CH2)14CO2H")["chemical_formulas"] == ["CH3(CH2)14CO2H"]  # 14 is a count
 
 
 def test_powers_of_ten_pass_but_other_powers_of_ten_forms_do_not():

@@ -55,7 +55,9 @@ isolated symbols"):
   `NW25`), names (`McK`, `HeLa`, `CoV`, `GaGa`, `UFOs`, `C3PO`, `NaN`, "VO2 max"), all-capital
   words without digits (`USA`, `NASA`, `OK`, `CO`, `NO`; the formula `KOH` is lost to this
   rule), a single element with a count (`O2`, `K12`, `B12`, `N95`, `V8`) and anything after a
-  hyphen (`SARS-CoV-2`).
+  hyphen (`SARS-CoV-2`). A stoichiometric coefficient may come first (`6CO2 + 6H2O`, `2H2O`):
+  what follows it must be a formula by these rules, or a molecular element (`6O2`, `3H2`,
+  `2Cl2`, `O3`), so `6CO`, `5KW`, `100HP`, `3BHK` and `2K12` stay prose.
 
 Linear time: each pattern starts with a character class or a literal (token-boundary tests are
 look-behinds placed after that first character), and every repeat that could meet itself again
@@ -275,6 +277,26 @@ def is_chemical_formula(token: str) -> bool:
     return (
         has_two_letter_symbol and not repeats and symbols[0] in FORMULA_FIRST and symbols[-1] in FORMULA_LAST
     )
+
+
+# A formula after a stoichiometric coefficient (6CO2, 2H2O, 6O2): a 1-2 digit number at a token
+# start (not a count inside a formula, as the 14 of CH3(CH2)14CO2H), glued to a formula token.
+# The token must be a formula on its own with counts of at most two digits, or one of the
+# elements that come in molecules of two (or ozone): 6O2 and 3H2 count, but 5KW, 100HP, 3BHK,
+# 6CO, 2K12, 3B12 or the coupon code 50OFF699 do not.
+COEFFICIENT_FORMULA_TOKEN = (
+    rf"[1-9](?<![\w.\-)\]][1-9])[0-9]?(?:{ELEMENT}{COUNT}?|\({GROUP_REST}){FORMULA_UNIT}{{0,19}}+{WORD_END}"
+)
+MOLECULAR_ELEMENT = re.compile(r"(?:H|N|O|F|Cl|Br|I)[2₂]|O[3₃]")
+_LONG_COUNT_RE = re.compile(r"[0-9]{3}")
+
+
+def is_formula_with_coefficient(token: str) -> bool:
+    """Whether "6CO2"-like text is a coefficient and a formula (see COEFFICIENT_FORMULA_TOKEN)."""
+    formula = token.lstrip("0123456789")
+    if MOLECULAR_ELEMENT.fullmatch(formula):
+        return True
+    return is_chemical_formula(formula) and not _LONG_COUNT_RE.search(formula)
 
 
 _LEFT_RIGHT_RE = re.compile(r"[-+−]")
@@ -603,6 +625,8 @@ FORMULA_PAIR = re.compile(r"[A-IK-PR-Z(][a-z0-9₀-₉A-Z(]")
 # test comes before the exact one (a look-ahead for ELEMENT from the capital).
 SYMBOL_START = r"(?=[BCFHIKNOPSUVWY]|[A-IK-PR-Z][a-z])"
 FORMULA_ANCHOR = rf"{NOT_WORD}{SYMBOL_START}[A-IK-PR-Z](?<=(?={ELEMENT}).)[a-z]?[0-9₀-₉A-Z(]"
+COEFFICIENT_PAIR = re.compile(r"[0-9][A-IK-PR-Z(]")
+COEFFICIENT_ANCHOR = rf"{NOT_WORD}[1-9][0-9]?[A-IK-PR-Z(]"
 SALT_ANCHOR = (
     rf"{NOT_WORD}(?=[HK]|[ABCFGILMNPRSTZ][a-z])[ABCFGHIKLMNPRSTZ]"
     rf"(?<=(?={element_pattern(FORMULA_FIRST)}(?![a-z])).)[a-z]?[A-Z(]"
@@ -705,6 +729,9 @@ RULES: tuple[Rule, ...] = (
           check=is_chemical_formula,
           anchors=(anchor(FORMULA_ANCHOR, needs=needles(DIGITS + SUBSCRIPT_DIGITS), back=0),
                    anchor(SALT_ANCHOR, back=0))),
+    _rule("chemical_formulas", "formula_with_coefficient", "6CO2 + 6H2O",
+          needles(DIGITS, UPPER, (COEFFICIENT_PAIR,)), COEFFICIENT_FORMULA_TOKEN,
+          check=is_formula_with_coefficient, anchors=(anchor(COEFFICIENT_ANCHOR, back=0),)),
 )
 # fmt: on
 
