@@ -107,11 +107,26 @@ def bench_aoa(texts: list[str], args: argparse.Namespace) -> list[str]:
     ]
 
 
+ADVERSARIAL_TARGET_MS = 50.0  # issue 2: stage 4 under 50 ms on each 1 MB adversarial string
+
+
+def cpu_seconds(run: Callable[[], object], repeats: int) -> float:
+    """Best CPU time of this process over `repeats` runs: other work on a shared machine steals
+    wall time from a run but not CPU time."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def bench_symbolic(texts: list[str], args: argparse.Namespace) -> list[str]:
-    """Stage 4 (symbolic notation): docs/s on the texts, then ms per 1 MB adversarial string.
+    """Stage 4 (symbolic notation): docs/s on the texts, then CPU ms per 1 MB adversarial string.
 
     The adversarial strings are the module's own (`adversarial_inputs`), the ones the unit tests
-    bound; each is timed as the best of 3 for `score` (the stage) and `match_all` (every match).
+    bound. `score` (the stage) is timed as the best of 3 in CPU time against the issue's 50 ms;
+    `match_all` (every match of every family, far more work on strings full of matches) once.
     """
     from littlekit.stages.symbolic import SymbolicStage, adversarial_inputs, match_all
 
@@ -126,16 +141,22 @@ def bench_symbolic(texts: list[str], args: argparse.Namespace) -> list[str]:
         "stage 4 symbolic",
         *rate_lines("all families", texts, stage_s, bare_s),
         "  outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.most_common()),
-        "  1 MB adversarial strings, best of 3 (score = the stage; match_all = every match listed):",
+        f"  1 MB adversarial strings, CPU ms (score = the stage, best of 3, target"
+        f" < {ADVERSARIAL_TARGET_MS:.0f}; match_all = every match listed, one run):",
     ]
+    over = []
     for unit, text in adversarial_inputs().items():
-        score_s = min(timed_pass(lambda batch: [stage.score(t) for t in batch], [text]) for _ in range(3))
-        all_s = min(timed_pass(lambda batch: [match_all(t) for t in batch], [text]) for _ in range(3))
+        score_ms = 1000 * cpu_seconds(lambda: stage.score(text), repeats=3)  # noqa: B023
+        all_ms = 1000 * cpu_seconds(lambda: match_all(text), repeats=1)  # noqa: B023
         family = stage.score(text)["family"] or "-"
+        if score_ms >= ADVERSARIAL_TARGET_MS:
+            over.append(unit)
         lines.append(
-            f"    {unit[:16]!r:>18} x {len(text) // len(unit):>9,}: score {1000 * score_s:7.1f} ms"
-            f"  match_all {1000 * all_s:7.1f} ms  first family {family}"
+            f"    {unit[:16]!r:>18} x {len(text) // len(unit):>9,}: score {score_ms:7.1f} ms"
+            f"  match_all {all_ms:8.1f} ms  first family {family}"
         )
+    verdict = f"all under {ADVERSARIAL_TARGET_MS:.0f} ms" if not over else f"OVER target: {over}"
+    lines.append(f"  adversarial verdict: {verdict}")
     return lines
 
 
