@@ -21,6 +21,7 @@ length (4,096 for the paper sizes) and RoPE base (1e6, Qwen3's) are ours too.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from transformers import Qwen3Config, Qwen3ForCausalLM
@@ -67,7 +68,7 @@ SIZE_SOURCES: dict[str, str] = {
 }
 NOMINAL_PARAMS: dict[str, float] = {"0.6B": 0.6e9, "1.3B": 1.3e9, "5B": 5.0e9}
 
-# Bytes per element. Activations are bf16; cross-entropy keeps an fp32 log-softmax beside them.
+# Bytes per element; per vocabulary entry and token, bf16 logits and their fp32 log-softmax.
 BF16, FP32 = 2, 4
 LOGIT_BYTES = BF16 + FP32
 
@@ -149,47 +150,94 @@ def flops_per_token(config: Qwen3Config, seq_len: int, attention: bool = True) -
     return total
 
 
-KERNELS = ("eager", "fused")
+ACTIVATIONS = ("autocast", "bf16", "fused")
 
 
-def layer_activation_bytes(config: Qwen3Config, kernels: str = "eager") -> int:
-    """Bytes one decoder layer saves for backward per token (bf16 model, SDPA/flash attention).
+def layer_activation_bytes(config: Qwen3Config, activations: str = "autocast") -> int:
+    """Bytes one decoder layer saves for backward per token (SDPA/flash attention, no dropout).
 
-    "eager" is what transformers' Qwen3 saves under plain PyTorch autograd (tests/test_model.py
-    measures it with saved-tensor hooks): each RMSNorm keeps its input upcast to fp32 and a bf16
-    copy of the normalised input, and q_norm/k_norm do the same per head, so
-    16·h + 10·d_attn + 10·d_kv + 8·i bytes: two norms 2 x (4h fp32 + 2h + 2h norm output), q and
-    k norms 6·d_attn + 6·d_kv, rotated q and k and v for attention 2·d_attn + 4·d_kv, attention
-    output 2·d_attn, and the SwiGLU MLP's gate, up, SiLU(gate) and product 4 x 2i.
-    "fused" counts what fused norm/RoPE kernels (Megatron-Core, as the paper) keep, all bf16:
-    2 x (4·h + 3·d_attn + 4·d_kv + 4·i). Flash attention keeps no seq x seq scores and Qwen3 has
-    no dropout (cf. Korthikanti et al. 2022: 34·h bytes per layer for GPT with a 4h MLP, dropout
-    and no flash attention).
+    Counted from the tensors autograd saves in transformers' Qwen3 (tests/test_model.py measures
+    them with saved-tensor hooks), with h hidden, d_attn = heads x head_dim, d_kv = KV heads x
+    head_dim, i intermediate:
+
+    - "autocast" (`littlekit train` on a GPU: fp32 weights, bf16 autocast): 26·h + 10·d_attn +
+      10·d_kv + 8·i. Each RMSNorm keeps its fp32 input and fp32 normalised input (8h); each of
+      the five input projections (q, k, v, gate, up) keeps its own bf16 cast of its input (10h);
+      q_norm and k_norm keep fp32 and bf16 copies (6·d_attn + 6·d_kv); attention keeps bf16 q,
+      k, v and its output (4·d_attn + 4·d_kv); the SwiGLU MLP keeps gate, up, SiLU(gate) and
+      their product in bf16 (8i).
+    - "bf16" (bf16 weights, no autocast): 16·h + 10·d_attn + 10·d_kv + 8·i; a norm keeps an
+      fp32 input, a bf16 normalised copy and its bf16 output (8h), and q, k, v share one input.
+    - "fused" (fused norm and RoPE kernels, all bf16, as Megatron-Core which the paper uses):
+      2 x (4·h + 3·d_attn + 4·d_kv + 4·i).
+
+    Flash attention keeps no seq x seq scores (cf. Korthikanti et al. 2022: 34·h bytes per layer
+    for GPT with a 4h MLP, dropout and no flash attention).
     """
-    if kernels not in KERNELS:
-        raise ValueError(f"kernels must be one of {KERNELS}, got {kernels!r}")
+    if activations not in ACTIVATIONS:
+        raise ValueError(f"activations must be one of {ACTIVATIONS}, got {activations!r}")
     _, hidden, d_attn, d_kv, _, inter = _shape(config)
-    if kernels == "eager":
+    if activations == "autocast":
+        return 26 * hidden + 10 * d_attn + 10 * d_kv + 8 * inter
+    if activations == "bf16":
         return 16 * hidden + 10 * d_attn + 10 * d_kv + 8 * inter
     return BF16 * (4 * hidden + 3 * d_attn + 4 * d_kv + 4 * inter)
 
 
+_FINAL_NORM = {"autocast": 10, "bf16": 8, "fused": 4}  # bytes per hidden unit, as a layer's norm
+
+
 def activation_bytes_per_token(
-    config: Qwen3Config, checkpointing: bool = False, kernels: str = "eager"
+    config: Qwen3Config, checkpointing: bool = False, activations: str = "autocast"
 ) -> int:
     """Activation bytes per token of a micro batch: the layers, the final norm and the logits.
 
     Without checkpointing every layer keeps layer_activation_bytes. With full activation
-    checkpointing each layer keeps only its bf16 input (2·h), plus one layer's activations while
-    it is recomputed in backward. The head keeps the final norm's tensors (as a layer's norm) and
-    per vocabulary entry 2 bytes of bf16 logits (returned by the model) and 4 of the fp32
-    log-softmax cross-entropy saves.
+    checkpointing each layer keeps only its input (2·h bf16, 4·h fp32 under autocast), plus one
+    layer's activations while it is recomputed in backward. The head keeps the final norm's
+    tensors and, per vocabulary entry, 4 bytes of fp32 log-softmax (cross-entropy in fp32) and 2
+    of bf16 logits (alive while the loss is formed).
     """
     layers, hidden = config.num_hidden_layers, config.hidden_size
-    per_layer = layer_activation_bytes(config, kernels)
-    kept = layers * BF16 * hidden + per_layer if checkpointing else layers * per_layer
-    final_norm = (8 if kernels == "eager" else 4) * hidden
-    return kept + final_norm + LOGIT_BYTES * config.vocab_size
+    per_layer = layer_activation_bytes(config, activations)
+    layer_input = (FP32 if activations == "autocast" else BF16) * hidden
+    kept = layers * layer_input + per_layer if checkpointing else layers * per_layer
+    return kept + _FINAL_NORM[activations] * hidden + LOGIT_BYTES * config.vocab_size
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a training setup stores its state, in bytes per parameter, and what it shards."""
+
+    name: str
+    param_bytes: int
+    grad_bytes: int
+    master_bytes: int  # a separate fp32 copy of the weights for the update; 0 when none
+    state_bytes: int  # per optimizer state element
+    shard: str  # "none" (DDP), "optimizer" (ZeRO-1 / distributed optimizer), "all" (FSDP)
+    grad_buffer: bool  # DDP's bucket copy of the gradients (gradient_as_bucket_view=False)
+    autocast_copies: bool  # bf16 copies of the weights that autocast makes for the matmuls
+    activations: str  # an ACTIVATIONS mode
+    description: str
+
+
+RECIPES: dict[str, Recipe] = {
+    "ddp": Recipe(
+        "ddp", FP32, FP32, 0, FP32, "none", True, True, "autocast",
+        "littlekit train --parallel ddp on GPUs: fp32 weights, grads and optimizer states on every "
+        "GPU, DDP's gradient buckets, bf16 autocast",
+    ),
+    "fsdp": Recipe(
+        "fsdp", FP32, FP32, 0, FP32, "all", False, True, "autocast",
+        "littlekit train --parallel fsdp on GPUs: FSDP2 shards fp32 weights, grads and optimizer "
+        "states over the GPUs, bf16 autocast",
+    ),
+    "paper": Recipe(
+        "paper", BF16, FP32, FP32, FP32, "optimizer", False, False, "fused",
+        "our reading of the paper's Megatron-Core recipe: bf16 weights, fp32 gradient accumulation, "
+        "fp32 master weights and Muon/AdamW states sharded over the data-parallel GPUs, fused kernels",
+    ),
+}  # fmt: skip
 
 
 def memory_per_gpu(
@@ -198,47 +246,46 @@ def memory_per_gpu(
     seq_len: int | None = None,
     micro_batch: int = 1,
     *,
+    recipe: str | Recipe = "ddp",
     optimizer: str = "muon",
-    param_bytes: int = BF16,
-    grad_bytes: int = FP32,
-    master_bytes: int = FP32,
-    state_bytes: int = FP32,
-    shard_optimizer: bool = True,
     activation_checkpointing: bool = False,
-    kernels: str = "eager",
 ) -> dict[str, int]:
-    """Bytes per GPU for pure data parallelism (every GPU holds the whole model), by part.
+    """Bytes per GPU by part, for data parallelism over n_gpus (see RECIPES).
 
-    weights: N x param_bytes (bf16, the paper's parameter storage); grads: N x grad_bytes (fp32
-    accumulation, Megatron's default with bf16); master: an fp32 copy of the weights for the
-    update (master_bytes=0 for pure-bf16 training); optimizer: Muon keeps one momentum per
-    hidden matrix and AdamW two moments for the rest ("adamw" puts every parameter on AdamW).
-    Master and optimizer states are split over the GPUs when shard_optimizer (ZeRO-1 /
-    Megatron's distributed optimizer; the paper shards Muon 8 ways by layer). activations:
-    activation_bytes_per_token x micro_batch x seq_len ("eager": transformers' Qwen3 as our
-    trainer runs it; "fused": fused norm/RoPE kernels as in Megatron-Core). Excludes the CUDA
-    context, NCCL buffers, temporary workspaces and fragmentation: leave headroom.
+    weights N x param_bytes; autocast_copies 2 x the matmul weights (non-embedding + LM head);
+    grads N x grad_bytes, and as much again for DDP's buckets (grad_buffer); master N x
+    master_bytes; optimizer: Muon keeps one momentum per hidden matrix and AdamW two moments for
+    the rest ("adamw" puts every parameter on AdamW), state_bytes each. The recipe's `shard`
+    divides the optimizer states and master ("optimizer") or also weights and grads ("all") by
+    n_gpus. activations: activation_bytes_per_token x micro_batch x seq_len. Not counted: CUDA
+    context, NCCL buffers, temporary workspaces, FSDP's gathered layer, fragmentation; leave
+    headroom.
     """
     if n_gpus < 1 or micro_batch < 1:
         raise ValueError(f"n_gpus and micro_batch must be positive, got {n_gpus} and {micro_batch}")
     if optimizer not in ("muon", "adamw"):
         raise ValueError(f"optimizer must be 'muon' or 'adamw', got {optimizer!r}")
+    if isinstance(recipe, str):
+        if recipe not in RECIPES:
+            raise ValueError(f"unknown recipe {recipe!r}; known: {', '.join(RECIPES)}")
+        recipe = RECIPES[recipe]
     seq_len = seq_len or config.max_position_embeddings
-    n = param_counts(config)["total"]
+    counts = param_counts(config)
+    n = counts["total"]
     split = optimizer_split(config)
-    if optimizer == "muon":
-        states = split["muon"] + 2 * split["adamw"]
-    else:
-        states = 2 * n
-    shards = n_gpus if shard_optimizer else 1
+    states = split["muon"] + 2 * split["adamw"] if optimizer == "muon" else 2 * n
+    state_shards = 1 if recipe.shard == "none" else n_gpus
+    model_shards = n_gpus if recipe.shard == "all" else 1
+    matmul_weights = counts["non_embedding"] + config.vocab_size * config.hidden_size
+    per_token = activation_bytes_per_token(config, activation_checkpointing, recipe.activations)
     parts = {
-        "weights": n * param_bytes,
-        "grads": n * grad_bytes,
-        "master": math.ceil(n * master_bytes / shards),
-        "optimizer": math.ceil(states * state_bytes / shards),
-        "activations": micro_batch
-        * seq_len
-        * activation_bytes_per_token(config, activation_checkpointing, kernels),
+        "weights": math.ceil(n * recipe.param_bytes / model_shards),
+        "autocast_copies": BF16 * matmul_weights if recipe.autocast_copies else 0,
+        "grads": math.ceil(n * recipe.grad_bytes / model_shards),
+        "grad_buffer": n * recipe.grad_bytes if recipe.grad_buffer else 0,
+        "master": math.ceil(n * recipe.master_bytes / state_shards),
+        "optimizer": math.ceil(states * recipe.state_bytes / state_shards),
+        "activations": micro_batch * seq_len * per_token,
     }
     parts["total"] = sum(parts.values())
     return parts
@@ -251,7 +298,7 @@ def size_table(
     micro_batch: int = 1,
     sizes: tuple[str, ...] | None = None,
     activation_checkpointing: bool = False,
-    kernels: str = "eager",
+    recipe: str = "ddp",
 ) -> list[dict[str, Any]]:
     """One row per size: parameters, FLOPs per token and memory per GPU (bytes), for printing."""
     rows = []
@@ -264,8 +311,8 @@ def size_table(
             n_gpus,
             length,
             micro_batch,
+            recipe=recipe,
             activation_checkpointing=activation_checkpointing,
-            kernels=kernels,
         )
         rows.append(
             {

@@ -104,28 +104,46 @@ def test_flops_per_token_by_hand():
 
 def test_memory_formula_by_hand():
     config = qwen3_config("nano", vocab_size=1000)
-    n = param_counts(config)["total"]
-    split = optimizer_split(config)
-    parts = memory_per_gpu(config, n_gpus=4, seq_len=128, micro_batch=2)
-    assert parts["weights"] == 2 * n
-    assert parts["grads"] == 4 * n
-    assert parts["master"] == -(-4 * n // 4)
-    assert parts["optimizer"] == -(-4 * (split["muon"] + 2 * split["adamw"]) // 4)
-    # nano: h=64, d_attn=64, d_kv=32, i=192, 2 layers; eager: 16h + 10 d_attn + 10 d_kv + 8i bytes
-    per_layer = 16 * 64 + 10 * 64 + 10 * 32 + 8 * 192
-    head = 8 * 64 + 6 * 1000  # final norm, bf16 logits + fp32 log-softmax
-    assert activation_bytes_per_token(config) == 2 * per_layer + head
-    assert parts["activations"] == 2 * 128 * (2 * per_layer + head)
-    fused = 2 * (4 * 64 + 3 * 64 + 4 * 32 + 4 * 192)
-    assert activation_bytes_per_token(config, kernels="fused") == 2 * fused + 4 * 64 + 6 * 1000
-    assert activation_bytes_per_token(config, checkpointing=True) == 2 * 2 * 64 + per_layer + head
-    assert parts["total"] == sum(v for k, v in parts.items() if k != "total")
+    counts = param_counts(config)
+    n, split = counts["total"], optimizer_split(config)
+    states = split["muon"] + 2 * split["adamw"]
+    matmuls = counts["non_embedding"] + 1000 * 64  # the LM head is a matmul even when tied
+    # nano: h=64, d_attn=64, d_kv=32, i=192, 2 layers
+    autocast_layer = 26 * 64 + 10 * 64 + 10 * 32 + 8 * 192
+    head = 10 * 64 + 6 * 1000  # final norm; bf16 logits + fp32 log-softmax
+    assert activation_bytes_per_token(config) == 2 * autocast_layer + head
+    assert activation_bytes_per_token(config, checkpointing=True) == 2 * 4 * 64 + autocast_layer + head
+
+    ddp = memory_per_gpu(config, n_gpus=4, seq_len=128, micro_batch=2, recipe="ddp")
+    assert ddp == {
+        "weights": 4 * n,
+        "autocast_copies": 2 * matmuls,
+        "grads": 4 * n,
+        "grad_buffer": 4 * n,
+        "master": 0,
+        "optimizer": 4 * states,
+        "activations": 2 * 128 * (2 * autocast_layer + head),
+        "total": 12 * n + 2 * matmuls + 4 * states + 2 * 128 * (2 * autocast_layer + head),
+    }
+    fsdp = memory_per_gpu(config, n_gpus=4, seq_len=128, micro_batch=2, recipe="fsdp")
+    assert (fsdp["weights"], fsdp["grads"], fsdp["grad_buffer"]) == (n, n, 0)
+    assert fsdp["optimizer"] == states and fsdp["activations"] == ddp["activations"]
+
+    paper = memory_per_gpu(config, n_gpus=4, seq_len=128, micro_batch=2, recipe="paper")
+    fused_layer = 2 * (4 * 64 + 3 * 64 + 4 * 32 + 4 * 192)
+    assert activation_bytes_per_token(config, activations="fused") == 2 * fused_layer + 4 * 64 + 6 * 1000
+    assert (paper["weights"], paper["grads"], paper["autocast_copies"]) == (2 * n, 4 * n, 0)
+    assert paper["master"] == n and paper["optimizer"] == states  # fp32, sharded 4 ways
+    assert paper["total"] == sum(v for k, v in paper.items() if k != "total")
 
 
-def _saved_activation_bytes(config, batch: int, seq: int) -> int:
-    """Bytes autograd saves in a bf16 forward pass with loss, counted once per storage."""
+def _saved_bytes(config, batch: int, seq: int, autocast: bool) -> int:
+    """Bytes autograd saves in a forward pass and fp32 loss (as littlekit train forms it), plus
+    the logits, counted once per storage; parameters themselves are not counted."""
     config._attn_implementation = "sdpa"
-    model = build_model(config).to(torch.bfloat16)
+    model = build_model(config)
+    if not autocast:
+        model = model.to(torch.bfloat16)
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     saved: dict[int, int] = {}
 
@@ -136,34 +154,44 @@ def _saved_activation_bytes(config, batch: int, seq: int) -> int:
         return tensor
 
     ids = torch.randint(0, config.vocab_size, (batch, seq))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        out = model(input_ids=ids, labels=ids)
-    return sum(saved.values()) + out.logits.numel() * out.logits.element_size()
+    with (
+        torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor),
+        torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast),
+    ):
+        logits = model(input_ids=ids).logits
+        torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), ids.flatten())
+    return sum(saved.values()) + logits.numel() * logits.element_size()
+
+
+SMALL = dict(
+    hidden_size=128, intermediate_size=384, num_attention_heads=4, head_dim=32, num_key_value_heads=2
+)
 
 
 @pytest.mark.parametrize("vocab, layers", [(256, 2), (256, 4), (4096, 1)])
-def test_eager_activation_formula_matches_what_autograd_saves(vocab, layers):
-    config = qwen3_config(
-        "micro", vocab_size=vocab, num_hidden_layers=layers, hidden_size=128, intermediate_size=384,
-        num_attention_heads=4, head_dim=32, num_key_value_heads=2,
-    )  # fmt: skip
-    measured = _saved_activation_bytes(config, batch=2, seq=64)
-    predicted = 2 * 64 * activation_bytes_per_token(config)
+@pytest.mark.parametrize("autocast", [True, False])
+def test_activation_formula_matches_what_autograd_saves(vocab, layers, autocast):
+    config = qwen3_config("micro", vocab_size=vocab, num_hidden_layers=layers, **SMALL)
+    measured = _saved_bytes(config, batch=2, seq=64, autocast=autocast)
+    mode = "autocast" if autocast else "bf16"
+    predicted = 2 * 64 * activation_bytes_per_token(config, activations=mode)
+    if autocast:  # autocast's bf16 weight copies are saved for backward too
+        predicted += memory_per_gpu(config, recipe="ddp")["autocast_copies"]
     assert measured == pytest.approx(predicted, rel=0.03)
 
 
 def test_memory_options_move_the_right_parts():
     config = qwen3_config("5B")
-    base = memory_per_gpu(config, n_gpus=8, seq_len=4096)
-    unsharded = memory_per_gpu(config, n_gpus=8, seq_len=4096, shard_optimizer=False)
-    assert unsharded["optimizer"] == pytest.approx(8 * base["optimizer"], rel=1e-6)
-    assert unsharded["weights"] == base["weights"]
+    ddp = memory_per_gpu(config, n_gpus=8, seq_len=4096)
+    fsdp = memory_per_gpu(config, n_gpus=8, seq_len=4096, recipe="fsdp")
+    assert fsdp["optimizer"] == pytest.approx(ddp["optimizer"] / 8, rel=1e-6)
+    assert fsdp["weights"] == pytest.approx(ddp["weights"] / 8, rel=1e-6)
+    assert fsdp["total"] < ddp["total"] / 2
     adamw = memory_per_gpu(config, n_gpus=8, seq_len=4096, optimizer="adamw")
-    assert adamw["optimizer"] > 1.9 * base["optimizer"]  # Muon keeps one state per matrix, AdamW two
+    assert adamw["optimizer"] > 1.9 * ddp["optimizer"]  # Muon keeps one state per matrix, AdamW two
     checkpointed = memory_per_gpu(config, n_gpus=8, seq_len=4096, activation_checkpointing=True)
-    assert checkpointed["activations"] < base["activations"] / 5
-    pure_bf16 = memory_per_gpu(config, n_gpus=8, seq_len=4096, grad_bytes=2, master_bytes=0)
-    assert pure_bf16["master"] == 0 and pure_bf16["grads"] == base["grads"] // 2
+    assert checkpointed["activations"] < ddp["activations"] / 5
+    assert memory_per_gpu(config, n_gpus=16, seq_len=4096)["total"] == ddp["total"]  # DDP replicates
 
 
 def test_bad_inputs_are_refused():
@@ -171,6 +199,10 @@ def test_bad_inputs_are_refused():
         qwen3_config("7B")
     with pytest.raises(ValueError, match="optimizer"):
         memory_per_gpu(qwen3_config("nano"), optimizer="sgd")
+    with pytest.raises(ValueError, match="unknown recipe"):
+        memory_per_gpu(qwen3_config("nano"), recipe="zero3")
+    with pytest.raises(ValueError, match="activations"):
+        activation_bytes_per_token(qwen3_config("nano"), activations="eager")
     with pytest.raises(ValueError, match="seq_len"):
         flops_per_token(qwen3_config("nano"), 0)
 
