@@ -1,7 +1,7 @@
 """`littlekit launch`: a Slurm batch script running `littlekit train` under torchrun on N x 8 GPUs.
 
     littlekit launch --size 5B --tokens 80B --nodes 1 --gpu B200 --dry-run
-    littlekit launch --size 5B --tokens 80B --data /shards --val-data /shards/val \\
+    littlekit launch --size 5B --tokens 80B --data /shards/k5 --val-data /shards/val \\
         --tokenizer /tok --run-dir /runs/5b --out 5b.sbatch
 
 The plan (`make_plan`) counts the model's parameters and training FLOPs (littlekit.model), checks
@@ -13,8 +13,9 @@ target (sections 3.3 and A.4; the corpus itself is 88B tokens). `paper_check` pr
 those figures imply for our 5B shape at 80B and 88B tokens.
 
 The trainer's command line is built from `TrainArgs` by `train_argv` only, so aligning it with
-`littlekit train` is a one-place change; the dry run parses it with the trainer's own parser
-when that is importable.
+`littlekit train` is a one-place change; `check_script` parses it with the trainer's own parser.
+The script passes `--resume auto` and saves `last/` about every `--checkpoint-hours`, so when a
+job hits its time limit, submitting the same script again continues the run.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from typing import Any
 from littlekit import __version__
 from littlekit.model import (
     DEFAULT_VOCAB_SIZE,
-    KERNELS,
     QWEN3_SIZES,
+    RECIPES,
     flops_per_token,
     memory_per_gpu,
     param_counts,
@@ -104,11 +105,18 @@ class TrainArgs:
     global_batch: int  # sequences per optimizer step, all GPUs together
     micro_batch: int  # sequences per GPU per forward/backward
     max_steps: int
-    data: str | None = None
+    data: list[str] = field(default_factory=list)  # DIR or DIR:WEIGHT, one per source
+    mix: str | None = None  # a named mixture (the trainer's MIXES); data is then its root
     val_data: str | None = None
     tokenizer: str | None = None
     run_dir: str | None = None
+    parallel: str = "ddp"
+    precision: str = "bf16"
     activation_checkpointing: bool = False
+    save_every: int = 0
+    eval_every: int = 0
+    resume: str | None = "auto"  # a resubmitted job continues from run_dir/last/
+    progress: bool = False  # no progress bar in a batch log
     extra: list[str] = field(default_factory=list)  # passed through verbatim
 
 
@@ -120,17 +128,26 @@ def train_argv(args: TrainArgs) -> list[str]:
         "--global-batch", str(args.global_batch),
         "--micro-batch", str(args.micro_batch),
         "--max-steps", str(args.max_steps),
+        "--parallel", args.parallel,
+        "--precision", args.precision,
+        "--save-every", str(args.save_every),
+        "--eval-every", str(args.eval_every),
     ]  # fmt: skip
+    for source in args.data:
+        argv += ["--data", str(source)]
     for flag, value in (
-        ("--data", args.data),
+        ("--mix", args.mix),
         ("--val-data", args.val_data),
         ("--tokenizer", args.tokenizer),
         ("--run-dir", args.run_dir),
+        ("--resume", args.resume),
     ):
         if value is not None:
             argv += [flag, str(value)]
     if args.activation_checkpointing:
         argv.append("--activation-checkpointing")
+    if not args.progress:
+        argv.append("--no-progress")
     return argv + list(args.extra)
 
 
@@ -149,8 +166,10 @@ class LaunchConfig:
     micro_batch: int = 1
     vocab_size: int = DEFAULT_VOCAB_SIZE
     activation_checkpointing: bool = False
-    kernels: str = "eager"  # activation memory of transformers' Qwen3, or "fused" (Megatron-like)
-    data: str | None = None
+    parallel: str = "ddp"  # the trainer's --parallel, and the memory recipe (littlekit.model.RECIPES)
+    checkpoint_hours: float = 1.0  # save last/ and evaluate about this often
+    data: list[str] = field(default_factory=list)
+    mix: str | None = None
     val_data: str | None = None
     tokenizer: str | None = None
     run_dir: str | None = None
@@ -186,6 +205,7 @@ class Plan:
     memory: dict[str, int] = field(default_factory=dict)
     hours: float = 0.0
     gpu_hours: float = 0.0
+    save_every: int = 0
 
     @property
     def ok(self) -> bool:
@@ -199,11 +219,15 @@ class Plan:
             global_batch=c.global_batch,
             micro_batch=c.micro_batch,
             max_steps=self.steps,
-            data=c.data,
+            data=list(c.data),
+            mix=c.mix,
             val_data=c.val_data,
             tokenizer=c.tokenizer,
             run_dir=c.run_dir,
+            parallel=c.parallel,
             activation_checkpointing=c.activation_checkpointing,
+            save_every=self.save_every,
+            eval_every=self.save_every,
             extra=list(c.train_extra),
         )
 
@@ -251,9 +275,11 @@ def make_plan(config: LaunchConfig) -> Plan:
         tokens=c.tokens,
         cpus_per_gpu=c.cpus_per_gpu,
     )
-    if c.kernels not in KERNELS:
-        plan.problems.append(f"kernels must be one of {', '.join(KERNELS)}, got {c.kernels!r}")
-    if not numbers_ok or c.size not in QWEN3_SIZES or c.kernels not in KERNELS:
+    if c.parallel not in ("ddp", "fsdp"):
+        plan.problems.append(f"parallel must be ddp or fsdp, got {c.parallel!r}")
+    if not c.checkpoint_hours > 0:
+        plan.problems.append(f"checkpoint hours must be positive, got {c.checkpoint_hours}")
+    if not numbers_ok or c.size not in QWEN3_SIZES or c.parallel not in ("ddp", "fsdp"):
         return plan
     if problem := _batch_problem(c):
         plan.problems.append(problem)
@@ -280,8 +306,8 @@ def make_plan(config: LaunchConfig) -> Plan:
         c.world_size,
         c.seq_len,
         c.micro_batch,
+        recipe=c.parallel,
         activation_checkpointing=c.activation_checkpointing,
-        kernels=c.kernels,
     )
     if c.gpu in GPUS:
         _check_memory(plan, GPUS[c.gpu])
@@ -289,7 +315,8 @@ def make_plan(config: LaunchConfig) -> Plan:
             plan.hours = estimate_hours(plan.total_flops, c.world_size, GPUS[c.gpu], c.mfu)
             plan.gpu_hours = plan.hours * c.world_size
             _check_time(plan)
-    _check_trainer_accepts(plan)
+            if c.checkpoint_hours > 0 and plan.hours > 0:
+                plan.save_every = max(1, round(plan.steps * c.checkpoint_hours / plan.hours))
     return plan
 
 
@@ -300,7 +327,9 @@ def _check_memory(plan: Plan, gpu: GPU) -> None:
         return
     hint = "try a smaller --micro-batch"
     if not plan.config.activation_checkpointing:
-        hint += " or --activation-checkpointing"
+        hint += ", --activation-checkpointing"
+    if plan.config.parallel == "ddp":
+        hint += ", --parallel fsdp"
     plan.problems.append(
         f"estimated memory per GPU {need / 1e9:.1f} GB exceeds {usable / 1e9:.0f} GB "
         f"({gpu.name} {gpu.memory_bytes / 1e9:.0f} GB less {MEMORY_HEADROOM:.0%} headroom): {hint}"
@@ -323,25 +352,30 @@ def _check_time(plan: Plan) -> None:
         )
 
 
-def _check_trainer_accepts(plan: Plan) -> None:
-    """Parse the generated train arguments with the trainer's own parser, when it exists."""
+def check_script(plan: Plan) -> list[str]:
+    """Problems with the script's inputs: the trainer's required paths, and whether
+    `littlekit train`'s own parser accepts the generated arguments."""
+    c = plan.config
+    problems = [
+        f"the script needs {flag} (a path on the cluster)"
+        for flag, value in (("--data", c.data), ("--tokenizer", c.tokenizer))
+        if not value
+    ]
+    if problems:
+        return problems
     try:
-        from littlekit import train_cli as trainer  # noqa: F401  (written by the trainer's helper)
-    except ImportError:
-        try:
-            from littlekit import train as trainer
-        except ImportError:
-            return
-    add = getattr(trainer, "add_train_parser", None)
-    if add is None:
-        return
+        from littlekit.train import add_train_parser
+    except ImportError as exc:  # the arguments cannot be checked, but nothing is known wrong
+        plan.warnings.append(f"arguments not checked against `littlekit train`: {exc}")
+        return problems
     parser = argparse.ArgumentParser(prog="littlekit", exit_on_error=False)
-    add(parser.add_subparsers(dest="command"))
+    add_train_parser(parser.add_subparsers(dest="command"))
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # argparse prints usage before exiting
             parser.parse_args(["train", *train_argv(plan.train_args())])
     except (argparse.ArgumentError, SystemExit) as exc:
-        plan.problems.append(f"`littlekit train` refuses the generated arguments: {exc}")
+        problems.append(f"`littlekit train` refuses the generated arguments: {exc}")
+    return problems
 
 
 def parse_slurm_time(text: str) -> float:
@@ -423,6 +457,7 @@ def slurm_script(plan: Plan) -> str:
         f"# Written by `littlekit launch` (littlekit {__version__}).",
         *(f"# {line}" for line in plan_lines(plan)),
         f"# Peak: {gpu.source}.",
+        f"# Memory: {RECIPES[c.parallel].description}.",
         "",
         "set -euo pipefail",
         *([f"cd {shlex.quote(c.workdir)}"] if c.workdir else []),
@@ -450,7 +485,7 @@ def plan_lines(plan: Plan) -> list[str]:
     tokens_per_step = c.global_batch * c.seq_len
     memory = ", ".join(f"{part} {_gb(m[part])}" for part in m if part != "total")
     checkpointing = "with" if c.activation_checkpointing else "without"
-    checkpointing += f" activation checkpointing, {c.kernels} kernels"
+    checkpointing = f"--parallel {c.parallel}, {checkpointing} activation checkpointing"
     return [
         f"{c.size} on {c.tokens / 1e9:.2f}B tokens: {c.nodes} node(s) x {c.gpus_per_node} {gpu.name} "
         f"= {c.world_size} GPUs",
@@ -465,7 +500,8 @@ def plan_lines(plan: Plan) -> list[str]:
         f"of {_gb(gpu.memory_bytes)} ({MEMORY_HEADROOM:.0%} kept free)",
         f"time: {plan.hours:.1f} h wall, {plan.gpu_hours:,.0f} GPU-hours at an assumed MFU of "
         f"{c.mfu:.0%} of {gpu.peak_bf16 / 1e12:,.0f} TFLOPS dense BF16 per GPU; "
-        f"Slurm limit {time_limit(plan)}",
+        f"Slurm limit {time_limit(plan)}; last/ saved and validation run every {plan.save_every:,} "
+        f"steps (~{c.checkpoint_hours:g} h)",
     ]
 
 
@@ -546,15 +582,27 @@ def add_launch_parser(subparsers) -> argparse.ArgumentParser:
     what.add_argument("--seq-len", type=int, default=4096)
     what.add_argument("--global-batch", type=int, default=256, help="sequences per step (all GPUs)")
     what.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per pass")
-    what.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, help="for counts/memory")
+    what.add_argument(
+        "--vocab-size",
+        type=int,
+        help=f"for counts and memory (default: the --tokenizer's when it is a local directory, "
+        f"else {DEFAULT_VOCAB_SIZE:,})",
+    )
     what.add_argument("--activation-checkpointing", action="store_true")
     what.add_argument(
-        "--kernels",
-        choices=KERNELS,
-        default="eager",
-        help="activation memory of transformers' Qwen3 (eager) or of fused norm/RoPE kernels",
+        "--parallel",
+        choices=("ddp", "fsdp"),
+        default="ddp",
+        help="the trainer's data parallelism; also picks the memory recipe",
     )
-    what.add_argument("--data", help="training shard directory on the cluster")
+    what.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="DIR[:WEIGHT]",
+        help="training shards on the cluster, repeatable with weights; with --mix, the root",
+    )
+    what.add_argument("--mix", help="a named mixture of `littlekit train` (e.g. paper-cooloff)")
     what.add_argument("--val-data", help="validation shard directory on the cluster")
     what.add_argument("--tokenizer", help="tokenizer directory on the cluster")
     what.add_argument("--run-dir", help="where the trainer writes checkpoints and logs")
@@ -571,6 +619,12 @@ def add_launch_parser(subparsers) -> argparse.ArgumentParser:
     where.add_argument("--gpu", default="B200", help=f"peak FLOPS and memory of: {', '.join(GPUS)}")
     where.add_argument("--mfu", type=float, default=DEFAULT_MFU, help="assumed model FLOPs utilisation")
     where.add_argument("--time", help="Slurm time limit (default: estimate + 20%%, whole hours)")
+    where.add_argument(
+        "--checkpoint-hours",
+        type=float,
+        default=1.0,
+        help="save last/ and validate about this often (default 1 h of estimated training)",
+    )
     where.add_argument("--partition")
     where.add_argument("--account")
     where.add_argument("--job-name")
@@ -584,6 +638,17 @@ def add_launch_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def vocab_size_for(tokenizer: str | None, vocab_size: int | None) -> int:
+    """An explicit vocabulary size, else a local tokenizer's length (the trainer's model vocabulary)."""
+    if vocab_size is not None:
+        return vocab_size
+    if tokenizer and Path(tokenizer).is_dir():
+        from transformers import AutoTokenizer
+
+        return len(AutoTokenizer.from_pretrained(tokenizer))
+    return DEFAULT_VOCAB_SIZE
+
+
 def config_from_args(args: argparse.Namespace) -> LaunchConfig:
     return LaunchConfig(
         size=args.size,
@@ -595,10 +660,12 @@ def config_from_args(args: argparse.Namespace) -> LaunchConfig:
         seq_len=args.seq_len,
         global_batch=args.global_batch,
         micro_batch=args.micro_batch,
-        vocab_size=args.vocab_size,
+        vocab_size=vocab_size_for(args.tokenizer, args.vocab_size),
         activation_checkpointing=args.activation_checkpointing,
-        kernels=args.kernels,
-        data=args.data,
+        parallel=args.parallel,
+        checkpoint_hours=args.checkpoint_hours,
+        data=list(args.data),
+        mix=args.mix,
         val_data=args.val_data,
         tokenizer=args.tokenizer,
         run_dir=args.run_dir,
@@ -618,13 +685,15 @@ def config_from_args(args: argparse.Namespace) -> LaunchConfig:
 def run_launch_command(args: argparse.Namespace) -> int:
     """Check the plan; print it (and the script on --dry-run) or write the script. 2 on problems."""
     plan = make_plan(config_from_args(args))
+    if plan.ok:
+        plan.problems += check_script(plan)
     for warning in plan.warnings:
         print(f"littlekit launch: warning: {warning}", file=sys.stderr)
     if not plan.ok:
         for problem in plan.problems:
             print(f"littlekit launch: error: {problem}", file=sys.stderr)
         return 2
-    for line in plan_lines(plan) + paper_check_lines(args.vocab_size, args.seq_len):
+    for line in plan_lines(plan) + paper_check_lines(plan.config.vocab_size, args.seq_len):
         print(line)
     script = slurm_script(plan)
     if args.dry_run:

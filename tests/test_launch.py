@@ -14,6 +14,7 @@ from littlekit.launch import (
     GPUS,
     LaunchConfig,
     TrainArgs,
+    check_script,
     make_plan,
     paper_check,
     parse_count,
@@ -75,11 +76,12 @@ def test_paper_check_implies_a_sane_mfu():
 def test_script_has_sbatch_lines_and_torchrun_flags():
     config = LaunchConfig(
         size="1.3B", tokens=parse_count("20B"), nodes=4, partition="gpu", account="lab",
-        data="/shards/k5", val_data="/shards/val", tokenizer="/tok", run_dir="/runs/1.3b",
+        data=["/shards/k5"], val_data="/shards/val", tokenizer="/tok", run_dir="/runs/1.3b",
         train_extra=["--compile"], venv="/opt/venv", workdir="/code",
     )  # fmt: skip
     plan = make_plan(config)
     assert plan.ok, plan.problems
+    assert check_script(plan) == []
     assert plan.accumulation == 256 // (32 * 1)
     script = slurm_script(plan)
     for line in (
@@ -110,15 +112,61 @@ def test_script_has_sbatch_lines_and_torchrun_flags():
 
 def test_train_argv_names_every_setting_once():
     args = TrainArgs(
-        size="nano", seq_len=128, global_batch=16, micro_batch=2, max_steps=10, data="d",
-        val_data="v", tokenizer="t", run_dir="r", activation_checkpointing=True, extra=["--seed", "3"],
+        size="nano", seq_len=128, global_batch=16, micro_batch=2, max_steps=10, data=["d1", "d2:0.5"],
+        val_data="v", tokenizer="t", run_dir="r", activation_checkpointing=True, save_every=5,
+        eval_every=4, extra=["--seed", "3"],
     )  # fmt: skip
     argv = train_argv(args)
-    pairs = dict(zip(argv[::2], argv[1::2], strict=False))
-    assert pairs["--size"] == "nano" and pairs["--max-steps"] == "10" and pairs["--data"] == "d"
-    assert "--activation-checkpointing" in argv and argv[-2:] == ["--seed", "3"]
+    assert argv[argv.index("--size") + 1] == "nano" and argv[argv.index("--max-steps") + 1] == "10"
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--data"] == ["d1", "d2:0.5"]
+    assert argv[argv.index("--save-every") + 1] == "5" and argv[argv.index("--eval-every") + 1] == "4"
+    assert argv[argv.index("--resume") + 1] == "auto"
+    assert "--activation-checkpointing" in argv and "--no-progress" in argv
+    assert argv[-2:] == ["--seed", "3"]
     bare = train_argv(TrainArgs(size="nano", seq_len=128, global_batch=16, micro_batch=2, max_steps=1))
-    assert "--data" not in bare and "--activation-checkpointing" not in bare
+    assert "--data" not in bare and "--activation-checkpointing" not in bare and "--mix" not in bare
+
+
+def test_the_trainer_parses_what_launch_generates():
+    """The real `littlekit train` parser reads the generated arguments back into our settings."""
+    import argparse
+
+    train_module = pytest.importorskip("littlekit.train")  # until the trainer is committed
+    add_train_parser, config_from_args = train_module.add_train_parser, train_module.config_from_args
+
+    plan = make_plan(LaunchConfig(size="0.6B", tokens=10**9, data=["/root"], mix="paper-cooloff",
+                                  tokenizer="/tok", run_dir="/runs/x", parallel="fsdp"))  # fmt: skip
+    assert check_script(plan) == []
+    parser = argparse.ArgumentParser()
+    add_train_parser(parser.add_subparsers(dest="command"))
+    train = config_from_args(parser.parse_args(["train", *train_argv(plan.train_args())]))
+    assert (train.size, train.seq_len, train.global_batch, train.micro_batch) == ("0.6B", 4096, 256, 1)
+    assert (train.max_steps, train.parallel, train.precision) == (plan.steps, "fsdp", "bf16")
+    assert (train.data, train.mix, train.resume, train.run_dir) == (
+        "/root",
+        "paper-cooloff",
+        "auto",
+        "/runs/x",
+    )
+    assert train.save_every == train.eval_every == plan.save_every > 0
+    assert train.progress is False
+
+
+def test_check_script_reports_missing_paths_and_refused_arguments():
+    plan = make_plan(LaunchConfig(size="nano", tokens=10**6, seq_len=512))
+    assert plan.ok
+    assert check_script(plan) == [
+        "the script needs --data (a path on the cluster)",
+        "the script needs --tokenizer (a path on the cluster)",
+    ]
+    pytest.importorskip("littlekit.train")  # until the trainer is committed
+    for bad in (dict(mix="no-such-mix"), dict(train_extra=["--no-such-flag"])):
+        plan = make_plan(
+            LaunchConfig(size="nano", tokens=10**6, seq_len=512, data=["/d"], tokenizer="/t", **bad)
+        )
+        assert plan.ok
+        (problem,) = check_script(plan)
+        assert problem.startswith("`littlekit train` refuses the generated arguments")
 
 
 def test_script_runs_torchrun_at_the_first_node(tmp_path):
@@ -134,7 +182,11 @@ def test_script_runs_torchrun_at_the_first_node(tmp_path):
         path = bin_dir / name
         path.write_text(f"#!/bin/bash\n{body}\n")
         path.chmod(0o755)
-    plan = make_plan(LaunchConfig(size="nano", tokens=10**6, nodes=2, seq_len=512, run_dir="/r w"))
+    plan = make_plan(
+        LaunchConfig(
+            size="nano", tokens=10**6, nodes=2, seq_len=512, data=["/d"], tokenizer="/t", run_dir="/r w"
+        )
+    )
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_JOB_ID": "42",
            "SLURM_JOB_NODELIST": "gpu-a[17-18]"}  # fmt: skip
     subprocess.run(["bash", "-c", slurm_script(plan)], env=env, check=True, cwd=tmp_path)
@@ -154,6 +206,9 @@ def test_script_runs_torchrun_at_the_first_node(tmp_path):
         (dict(global_batch=4), "use 8,"),
         (dict(seq_len=8192), "exceeds the 5B model's max_position_embeddings 4096"),
         (dict(micro_batch=16, global_batch=256, gpu="H100"), "estimated memory per GPU"),
+        (dict(gpu="H100"), "--parallel fsdp"),
+        (dict(parallel="zero"), "parallel must be ddp or fsdp"),
+        (dict(checkpoint_hours=0), "checkpoint hours must be positive"),
         (dict(tokens=1000), "less than one step"),
         (dict(mfu=1.5), "MFU must be a fraction"),
         (dict(nodes=0), "nodes must be positive"),
@@ -167,10 +222,13 @@ def test_dry_run_problems(change, message):
     assert any(message in problem for problem in plan.problems), plan.problems
 
 
-def test_memory_problem_is_fixed_by_checkpointing():
-    tight = dict(size="5B", tokens=80 * 10**9, micro_batch=4, global_batch=256, gpu="H100")
-    assert not make_plan(LaunchConfig(**tight)).ok
-    assert make_plan(LaunchConfig(**tight, activation_checkpointing=True)).ok
+def test_memory_problem_is_fixed_by_fsdp_or_checkpointing():
+    tight = dict(size="5B", tokens=80 * 10**9, micro_batch=1, global_batch=256, gpu="H100")
+    assert not make_plan(LaunchConfig(**tight)).ok  # DDP keeps fp32 weights, grads and states whole
+    assert make_plan(LaunchConfig(**tight, parallel="fsdp")).ok
+    big = dict(tight, micro_batch=4, parallel="fsdp")
+    assert not make_plan(LaunchConfig(**big)).ok
+    assert make_plan(LaunchConfig(**big, activation_checkpointing=True)).ok
 
 
 def test_short_time_limit_warns_about_resubmission():
@@ -189,19 +247,21 @@ def test_plan_table_covers_the_paper_sizes():
 
 def test_cli_dry_run_prints_plan_and_script_writes_nothing(tmp_path, capsys):
     out = tmp_path / "job.sbatch"
-    code = main(["launch", "--size", "5B", "--tokens", "80B", "--dry-run", "--out", str(out)])
+    code = main(["launch", "--size", "5B", "--tokens", "80B", "--dry-run", "--out", str(out),
+                 "--data", "/shards/k5", "--tokenizer", "/tok"])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0
     assert not out.exists()
     assert "paper check" in printed and "MFU of" in printed
     assert "#SBATCH --gpus-per-node=8" in printed
     assert "76,294 steps" in printed
+    assert "--data /shards/k5" in printed and "--resume auto" in printed
 
 
 def test_cli_writes_script(tmp_path, capsys):
     out = tmp_path / "sub" / "job.sbatch"
     argv = ["launch", "--size", "0.6B", "--tokens", "10B", "--nodes", "2", "--gpu", "H100",
-            "--train-arg=--compile", "--out", str(out)]  # fmt: skip
+            "--train-arg=--compile", "--out", str(out), "--data", "/d", "--tokenizer", "/t"]  # fmt: skip
     assert main(argv) == 0
     script = out.read_text()
     assert "#SBATCH --nodes=2" in script and "--nnodes 2" in script and "--compile" in script
@@ -220,3 +280,19 @@ def test_cli_errors_exit_2_with_every_problem(tmp_path, capsys):
     assert main(["launch", "--size", "5B"]) == 2  # --tokens missing
     assert "--tokens" in capsys.readouterr().err
     assert main(["launch", "--size", "5B", "--tokens", "lots"]) == 2
+    capsys.readouterr()
+    assert main(["launch", "--size", "nano", "--tokens", "1M", "--seq-len", "512", "--dry-run"]) == 2
+    assert "the script needs --data" in capsys.readouterr().err
+
+
+def test_cli_takes_the_vocabulary_from_a_local_tokenizer(tmp_path, capsys):
+    from littlekit.tokenizer import train_tokenizer
+
+    texts = ["the cat sat on the mat", "a dog ran to the park", "we count one two three"] * 20
+    tokenizer = train_tokenizer(texts, vocab_size=300, out_dir=tmp_path / "tok")
+    argv = ["launch", "--size", "nano", "--tokens", "1M", "--seq-len", "512", "--dry-run",
+            "--data", "/d", "--tokenizer", str(tmp_path / "tok")]  # fmt: skip
+    assert main(argv) == 0
+    assert f"vocab {len(tokenizer):,}," in capsys.readouterr().out
+    assert main([*argv, "--vocab-size", "4096"]) == 0
+    assert "vocab 4,096," in capsys.readouterr().out
