@@ -70,8 +70,11 @@ def cascade_outcomes(
 
     The rows keep the frame's columns and add `status` (kept / dropped / errored), `stage` (the
     stage that dropped it or raised on it; None when kept), `reason`, `kept` (bool) and
-    `exit_index` (position in the cascade of the stage it left at; len(stages) when kept). The
-    report is checked: its counts must add up.
+    `exit_index` (position in the cascade of the stage it left at; len(stages) when kept), and for
+    each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) it gave
+    (NaN where it did not score the passage), so a threshold can be swept without re-scoring
+    (`littlekit.operating_point.apply_operating_point`). The report is checked: its counts must
+    add up.
     """
     if passages[id_column].duplicated().any():
         raise ValueError(f"column {id_column!r} has duplicate ids; each passage needs its own")
@@ -92,6 +95,10 @@ def cascade_outcomes(
     frame["exit_index"] = [
         len(cascade.names) if o.status == KEPT else position.get(o.stage, 0) for o in outcomes
     ]
+    for name in cascade.names:
+        probs = [(o.scores.get(name) or {}).get("probs") for o in outcomes]
+        if any(isinstance(p, dict) and "K5" in p for p in probs):
+            frame[f"{name}_p_k5"] = [p.get("K5", np.nan) if isinstance(p, dict) else np.nan for p in probs]
     return frame, run.report
 
 
