@@ -8,12 +8,15 @@
       data/word_log_odds.parquet     stage 5: word table, columns word, beyond_score
 
 Stage 4 (symbolic) is rules in code and needs no file. The paths are those of the authors'
-released filter, so its artifacts (from the Hub) and ours are interchangeable:
+released filter, so its artifacts (from the Hub) and ours are interchangeable. One optional file is
+ours alone: `filter_config.json`, the operating point of the classifier stages (minimum P(K5) for
+fastText and the encoder, `littlekit.operating_point`); without it the released rules apply.
 
     littlekit filter --in docs.jsonl --out kept/ --stages all --artifacts DIR
 
-`stage_options_from_artifacts(DIR, stages)` turns the directory into the registry's options and
-says at once everything that is missing or malformed for the stages asked for.
+`stage_options_from_artifacts(DIR, stages)` turns the directory into the registry's options (with
+the operating point's thresholds when filter_config.json is there) and says at once everything
+that is missing or malformed for the stages asked for.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from littlekit.operating_point import CLASSIFIER_STAGES, FILTER_CONFIG, read_operating_point
 from littlekit.stages.registry import known_stages, stage_names
 
 FASTTEXT_MAGIC = 793712314  # first int32 of every fastText .bin/.ftz (FASTTEXT_FILEFORMAT_MAGIC_INT32)
@@ -101,16 +105,23 @@ def artifact_problems(root: str | os.PathLike, stages: str | Sequence[str] = "al
             problem = _check(artifact, Path(root) / artifact.path)
             if problem:
                 problems.append(f"{artifact.path} ({artifact.stage} stage: {artifact.what}): {problem}")
+    if names & set(CLASSIFIER_STAGES):
+        try:
+            read_operating_point(root)
+        except ValueError as error:
+            problems.append(f"{FILTER_CONFIG} (operating point of the classifier stages): {error}")
     return problems
 
 
 def stage_options_from_artifacts(
     root: str | os.PathLike, stages: str | Sequence[str] = "all"
-) -> dict[str, str]:
+) -> dict[str, Any]:
     """StageOptions fields for the stages' artifacts under root, e.g. {"aoa_table": ".../aoa.parquet"}.
 
     Only the stages named need their artifacts. FileNotFoundError lists everything missing or
-    malformed at once, with how to produce each, rather than failing on the first.
+    malformed at once, with how to produce each, rather than failing on the first. When
+    root/filter_config.json exists, the minimum P(K5) it sets for each classifier stage named
+    (fasttext_min_k5_prob, encoder_min_k5_prob) is added; absent, the released rules apply.
     """
     root = Path(root)
     if not root.is_dir():
@@ -125,7 +136,14 @@ def stage_options_from_artifacts(
             + f"\nto produce them:{fixes}\nexpected layout:\n{layout()}"
         )
     names = set(stage_list(stages))
-    return {a.option: str(root / a.path) for a in ARTIFACTS if a.stage in names}
+    options: dict[str, Any] = {a.option: str(root / a.path) for a in ARTIFACTS if a.stage in names}
+    point = read_operating_point(root)
+    if point is not None:
+        thresholds = point.options()
+        options.update(
+            {option: thresholds[option] for stage, option in CLASSIFIER_STAGES.items() if stage in names}
+        )
+    return options
 
 
 def _spec(stages: str | Sequence[str]) -> str:
@@ -256,6 +274,16 @@ def write_artifacts_readme(root: str | os.PathLike, notes: Mapping[str, str] | N
         lines.append(
             f"| `{artifact.path}` | {artifact.stage} | {artifact.what} | {status} | {size} | {digest} |"
         )
+    lines += ["", f"## Operating point (`{FILTER_CONFIG}`)", ""]
+    try:
+        point = read_operating_point(root)
+        lines.append(
+            f"- {point.describe()}."
+            if point is not None
+            else f"- no {FILTER_CONFIG}: the released rules (keep when the top band is K5)."
+        )
+    except ValueError as error:
+        lines.append(f"- unreadable: {error}")
     lines += ["", "## How each artifact was made", ""]
     for artifact in ARTIFACTS:
         lines.append(f"- `{artifact.path}`: {notes.get(artifact.option, 'not recorded')}.")

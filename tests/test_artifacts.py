@@ -89,6 +89,35 @@ def test_four_stages_built_from_the_directory_filter_documents(tmp_path):
     assert outcomes["kid"].scores["fasttext"]["band"] == "K5"
 
 
+def test_filter_config_sets_the_classifier_thresholds_and_stages_apply_them(tmp_path):
+    from littlekit.operating_point import OperatingPoint
+
+    build_dir(tmp_path)
+    spec = "aoa,fasttext,symbolic,frequency"
+    assert "fasttext_min_k5_prob" not in stage_options_from_artifacts(tmp_path, spec)  # released rules
+    OperatingPoint(fasttext_min_k5_prob=1.0, encoder_min_k5_prob=0.6, chosen_on="a test").save(tmp_path)
+    options = stage_options_from_artifacts(tmp_path, spec)
+    assert options["fasttext_min_k5_prob"] == 1.0
+    assert "encoder_min_k5_prob" not in options  # the encoder is not among the stages asked for
+    assert stage_options_from_artifacts(tmp_path, "aoa,symbolic").keys() == {"aoa_table"}
+    stages = build_stages(spec, options)
+    assert stages[1].min_k5_prob == 1.0
+    kid = Cascade(stages).run([Document("kid", "the cat sat on the mat")])
+    (outcome,) = list(kid)  # top band K5, but no fastText probability reaches 1.0 here
+    assert outcome.status == DROPPED and outcome.reason == "fasttext_low_k5_prob"
+    assert "P(K5) >= 1" in write_artifacts_readme(tmp_path).read_text()
+
+
+def test_a_malformed_filter_config_is_named(tmp_path):
+    build_dir(tmp_path)
+    (tmp_path / "filter_config.json").write_text('{"fasttext_min_k5_prob": 7}', encoding="utf-8")
+    problems = "\n".join(artifact_problems(tmp_path, "aoa,fasttext"))
+    assert "filter_config.json" in problems and "fasttext_min_k5_prob must be a probability" in problems
+    assert artifact_problems(tmp_path, "aoa,symbolic") == []  # no classifier stage reads it
+    with pytest.raises(FileNotFoundError, match="filter_config.json"):
+        stage_options_from_artifacts(tmp_path, "fasttext")
+
+
 def test_missing_artifacts_are_all_listed_with_how_to_make_them(tmp_path):
     with pytest.raises(FileNotFoundError) as error:
         stage_options_from_artifacts(tmp_path, "all")
