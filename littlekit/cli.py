@@ -173,6 +173,14 @@ def _fraction(text: str) -> float:
     return value
 
 
+RELEASED_RULE = "released"  # --fasttext-min-k5-prob released: the top band alone decides
+
+
+def _min_k5_prob(text: str) -> float | str:
+    """A probability, or "released" (the released rule, overriding an artifacts filter_config.json)."""
+    return RELEASED_RULE if text.strip().lower() in {RELEASED_RULE, "none"} else _fraction(text)
+
+
 def add_filter_parser(subparsers) -> argparse.ArgumentParser:
     """`littlekit filter`: the released filter's options plus stages, rejected file and report."""
     from littlekit.io import DEFAULT_MAX_BYTES
@@ -321,6 +329,13 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         "--fasttext-model", type=Path, metavar="PATH", help="fasttext stage: supervised fastText .bin"
     )
     stages.add_argument(
+        "--fasttext-min-k5-prob",
+        type=_min_k5_prob,
+        metavar="P",
+        help="fasttext stage: keep only when the top band is K5 and P(K5) >= P; 'released' = top band "
+        "alone (default: --artifacts DIR's filter_config.json when its model is used, else released)",
+    )
+    stages.add_argument(
         "--encoder-model",
         metavar="DIR_OR_ID",
         help="encoder stage: transformers sequence-classification directory or Hub id (ModernBERT)",
@@ -339,6 +354,13 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         help="encoder stage: agree = score only documents whose fastText band equals their AoA band "
         "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
         "(default: agree)",
+    )
+    stages.add_argument(
+        "--encoder-min-k5-prob",
+        type=_min_k5_prob,
+        metavar="P",
+        help="encoder stage: keep only when the argmax is K5 and P(K5) >= P; 'released' = argmax alone "
+        "(default: --artifacts DIR's filter_config.json when its model is used, else released)",
     )
     stages.add_argument(
         "--device", help="encoder stage device, e.g. cuda or cpu (default: cuda if available)"
@@ -422,7 +444,7 @@ def run_filter(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     say = _progress(args.quiet)
     say(f"input : {args.hf_dataset or args.inp} ({fmt})")
-    say(f"config: stages={','.join(names)} max_aoa={args.max_aoa} max_oov={args.max_oov}")
+    say(_config_line(names, args, options))
     return _stream(args, fmt, records, stages, out, rejected, report_path, options, say)
 
 
@@ -470,6 +492,10 @@ def _stage_options(args, names: list[str]):
             from_dir = stage_options_from_artifacts(args.artifacts, wanted)
     if problems:
         raise UsageError("; ".join(problems))
+    for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):  # flags override filter_config.json
+        value = getattr(args, option)
+        if value is not None:
+            from_dir[option] = None if value == RELEASED_RULE else value
     try:
         options = StageOptions(
             **from_dir,
@@ -486,6 +512,15 @@ def _stage_options(args, names: list[str]):
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return options
+
+
+def _config_line(names: list[str], args, options) -> str:
+    """The run's settings, with the classifiers' P(K5) minimums when an operating point sets them."""
+    line = f"config: stages={','.join(names)} max_aoa={args.max_aoa} max_oov={args.max_oov}"
+    for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
+        if getattr(options, option) is not None:
+            line += f" {option}={getattr(options, option):g}"
+    return line
 
 
 def _build(names: list[str], options):
@@ -529,7 +564,7 @@ def _run_datatrove(args) -> int:
     slurm = _slurm_options(args) if args.executor == "slurm" else {}
     say = _progress(args.quiet)
     say(f"input : {args.inp} -> {args.out} ({args.executor}, {runner_options['tasks']} tasks)")
-    say(f"config: stages={','.join(names)} max_aoa={args.max_aoa} max_oov={args.max_oov}")
+    say(_config_line(names, args, options))
     start = time.perf_counter()
     report = filter_with_datatrove(
         args.inp,

@@ -601,6 +601,43 @@ def test_path_options_override_the_artifacts_directory(tmp_path, capsys):
     assert kept("--fasttext-model", tmp_path / "grade.bin") == ["easy"]  # not looked for in DIR
 
 
+def test_the_artifacts_operating_point_applies_and_flags_override_it(tmp_path, capsys):
+    from littlekit.operating_point import OperatingPoint
+    from littlekit.stages.fasttext_stage import FastTextStage
+
+    root = make_artifacts(tmp_path / "artifacts")
+    source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS)
+    model = FastTextStage(root / "models" / "fasttext_grade.bin")
+    p_easy, p_algebra = (model.score(doc["text"])["probs"]["K5"] for doc in (ART_DOCS[0], ART_DOCS[4]))
+    assert p_algebra < p_easy, "the test needs 'easy' more surely K5 than 'algebra'"
+    OperatingPoint(fasttext_min_k5_prob=(p_easy + p_algebra) / 2, chosen_on="a test").save(root)
+
+    def run(*extra) -> tuple[list[str], dict, str]:
+        code, _, stderr = run_cli(
+            capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages",
+            "aoa,fasttext,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", *extra,
+        )  # fmt: skip
+        assert code == 0, stderr
+        kept = [doc["id"] for doc in read_jsonl(tmp_path / "run" / "kept.jsonl")]
+        return kept, outcomes_by_id(tmp_path / "run" / "rejected.jsonl"), stderr
+
+    kept, dropped, stderr = run()
+    assert kept == ["easy"]
+    assert dropped["algebra"] == dropped["square"] == ("fasttext", "fasttext_low_k5_prob")
+    assert f"fasttext_min_k5_prob={(p_easy + p_algebra) / 2:g}" in stderr
+    kept, dropped, stderr = run("--fasttext-min-k5-prob", "released")  # the released rule
+    assert kept == ["easy"] and dropped["algebra"] == ("symbolic", "symbolic_exponents")
+    assert dropped["square"] == ("frequency", "frequency_blocklist") and "min_k5_prob" not in stderr
+    kept, dropped, _ = run("--fasttext-min-k5-prob", "1")
+    assert kept == [] and dropped["easy"] == ("fasttext", "fasttext_low_k5_prob")
+    (root / "models" / "fasttext_grade.bin").rename(tmp_path / "grade.bin")
+    kept, dropped, _ = run("--fasttext-model", tmp_path / "grade.bin")  # the point belongs to DIR's model
+    assert dropped["algebra"] == ("symbolic", "symbolic_exponents")
+    code, _, stderr = run_cli(capsys, "filter", "--in", source, "--out", tmp_path / "x.jsonl",
+                              "--fasttext-min-k5-prob", "1.5")  # fmt: skip
+    assert code == 2 and "must be a fraction between 0 and 1" in stderr
+
+
 def test_executor_local_runs_the_stages_as_datatrove_blocks(tmp_path, capsys):
     import gzip
 
