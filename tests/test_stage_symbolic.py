@@ -426,7 +426,7 @@ def test_gates_need_one_needle_of_every_group():
     assert not gate_opens(needles(("cubed",)), "cube d")
     capital_then_digit = needles((re.compile(r"[A-Z][0-9]"),))
     assert gate_opens(capital_then_digit, "H2") and not gate_opens(capital_then_digit, "2H")
-    assert gate_opens((), "anything")
+    assert gate_opens(needles(), "anything")
 
 
 def test_reach_is_the_longest_match_plus_the_longest_look_ahead():

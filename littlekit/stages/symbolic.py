@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set
 from dataclasses import dataclass
 from re import _constants, _parser  # Python's own regex parser, to size match windows
 from typing import Any
@@ -309,30 +309,73 @@ def has_two_variables(matched: str) -> bool:
 
 
 Needle = str | re.Pattern[str]
-Needles = tuple[tuple[Needle, ...], ...]
+
+
+class Needles:
+    """A gate: groups of needles, of which every group must have one in the text.
+
+    Build it with `needles`. Each group is kept as its single characters, its longer substrings
+    and, rarely, compiled regexes. Given the text's set of characters (`characters_of`, built
+    once per text for all rules), single characters and the characters of substrings are set
+    tests; without it, each character is a memchr. A substring is searched for only when all
+    its characters occur: in a text of one repeated character a substring search is slow.
+    """
+
+    def __init__(self, groups: Iterable[Iterable[Needle]] = ()):
+        self.groups = tuple(
+            (
+                frozenset(n for n in group if isinstance(n, str) and len(n) == 1),
+                tuple((n, frozenset(n)) for n in group if isinstance(n, str) and len(n) > 1),
+                tuple(n for n in group if isinstance(n, re.Pattern)),
+            )
+            for group in (tuple(group) for group in groups)
+        )
+
+    def __repr__(self) -> str:
+        return f"Needles({self.groups!r})"
+
+    def opens(self, text: str, chars: Set[str] | None = None) -> bool:
+        """Whether text holds a needle of every group (`chars`: the text's characters, if known)."""
+        for singles, words, patterns in self.groups:
+            if chars is not None:
+                if not singles.isdisjoint(chars):
+                    continue
+            elif any(char in text for char in singles):
+                continue
+            if words and any(
+                (letters <= chars if chars is not None else all(char in text for char in letters))
+                and word in text
+                for word, letters in words
+            ):
+                continue
+            if patterns and any(pattern.search(text) for pattern in patterns):
+                continue
+            return False
+        return True
+
+
+SHORT_TEXT = 100_000  # longer texts skip the character set: building it costs more than it saves
+
+
+def characters_of(text: str) -> set[str] | None:
+    """The set of characters of a text up to SHORT_TEXT long, for the gates; None beyond."""
+    return set(text) if len(text) <= SHORT_TEXT else None
 
 
 def needles(*groups: str | tuple[Needle, ...]) -> Needles:
-    """A gate: groups of needles, of which every group must have one in the text.
-
-    A group given as a str is its characters ("<>" means "<" or ">"); a tuple lists substrings
-    (or, rarely, a compiled regex that must be found). `needles("=", DIGITS)` reads "an equals
-    sign and a digit".
-    """
-    return tuple(tuple(group) if isinstance(group, str) else group for group in groups)
+    """A gate (see `Needles`): a group given as a str is its characters ("<>" means "<" or ">"); a
+    tuple lists substrings (or compiled regexes that must be found). `needles("=", DIGITS)`
+    reads "an equals sign and a digit"."""
+    return Needles(tuple(group) if isinstance(group, str) else group for group in groups)
 
 
-def _found(needle: Needle, text: str) -> bool:
-    if isinstance(needle, re.Pattern):
-        return needle.search(text) is not None
-    # Every character first (memchr-fast): in a text of one repeated character a substring
-    # search is slow, and a missing character settles the question at once.
-    return all(char in text for char in needle) and (len(needle) == 1 or needle in text)
+NO_NEEDLES = Needles()
 
 
 def gate_opens(gate: Needles, text: str) -> bool:
-    """Whether text holds a needle of every group: substring tests, far cheaper than a scan."""
-    return all(any(_found(needle, text) for needle in group) for group in gate)
+    """Whether text holds a needle of every group of the gate: substring tests, far cheaper than
+    a regex scan."""
+    return gate.opens(text, characters_of(text))
 
 
 def preceded_by(left: str) -> str:
@@ -362,7 +405,7 @@ class Anchor:
     """
 
     patterns: tuple[re.Pattern[str], ...]
-    needs: Needles = ()
+    needs: Needles = NO_NEEDLES
     back: int | None = None
 
     def hits(self, text: str) -> Callable[[int], int | None]:
@@ -387,7 +430,7 @@ class Anchor:
         return next_hit
 
 
-def anchor(*patterns: str, needs: Needles = (), back: int | None = None) -> Anchor:
+def anchor(*patterns: str, needs: Needles = NO_NEEDLES, back: int | None = None) -> Anchor:
     return Anchor(tuple(re.compile(pattern) for pattern in patterns), needs, back)
 
 
@@ -399,10 +442,10 @@ def _reach(pattern: re.Pattern[str]) -> int:
     match, for `\\b` and a failed attempt to match more.
     """
     parsed = _parser.parse(pattern.pattern, pattern.flags)
-    longest = parsed.getwidth()[1]
-    if longest >= _constants.MAXREPEAT:
+    reach = parsed.getwidth()[1] + max(1, _look_around(parsed))
+    if reach >= _constants.MAXREPEAT:
         raise ValueError(f"unbounded pattern {pattern.pattern!r}: a window cannot hold its match")
-    return longest + max(1, _look_around(parsed))
+    return reach
 
 
 def _look_around(items: Iterable[tuple[Any, Any]]) -> int:
@@ -447,21 +490,25 @@ class Rule:
     anchors: tuple[Anchor, ...] = ()
     reach: int = 0
 
-    def could_match(self, text: str) -> bool:
-        """False when a needle is missing, so the pattern cannot match."""
-        return self._anchor_for(text) is not False
+    def could_match(self, text: str, chars: Set[str] | None = None) -> bool:
+        """False when a needle is missing, so the pattern cannot match (`chars`: see `Needles`)."""
+        return self._anchor_for(text, chars) is not False
 
-    def _anchor_for(self, text: str) -> Anchor | None | bool:
+    def _anchor_for(self, text: str, chars: Set[str] | None = None) -> Anchor | None | bool:
         """The anchor to scan with; None to scan the whole text; False when nothing can match."""
-        if not gate_opens(self.needs, text):
+        if not self.needs.opens(text, chars):
             return False
         if not self.anchors:
             return None
-        return next((a for a in self.anchors if gate_opens(a.needs, text)), False)
+        return next((a for a in self.anchors if a.needs.opens(text, chars)), False)
 
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
-        """Every accepted match object of this rule in text, in text order (as `finditer`)."""
-        chosen = self._anchor_for(text)
+    def matches(self, text: str, chars: Set[str] | None = None) -> Iterator[re.Match[str]]:
+        """Every accepted match object of this rule in text, in text order (as `finditer`).
+
+        `chars`, the text's set of characters (`characters_of`), makes the gates faster when
+        several rules look at the same text.
+        """
+        chosen = self._anchor_for(text, chars)
         if chosen is False:
             return
         found = self.pattern.finditer(text) if chosen is None else self._around_hits(text, chosen)
@@ -469,9 +516,9 @@ class Rule:
             if self.check is None or self.check(match.group(0)):
                 yield match
 
-    def finditer(self, text: str) -> Iterator[str]:
+    def finditer(self, text: str, chars: Set[str] | None = None) -> Iterator[str]:
         """Every accepted match of this rule in text, as strings."""
-        for found in self.matches(text):
+        for found in self.matches(text, chars):
             yield found.group(0)
 
     def _around_hits(self, text: str, anchor: Anchor) -> Iterator[re.Match[str]]:
@@ -534,7 +581,6 @@ LETTERS = LOWER + LOWER.upper()
 OPS = "+-−"
 VAR_COEF_LETTERS = "abefijnqrtuvwxyz"
 SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
-POWER_PHRASES = ("to the power", "th power", "st power", "nd power", "rd power")  # "third power"
 LT_SIGNS = ("<", "≤", "⩽", "\\le", "\\lt")
 GT_SIGNS = (">", "≥", "⩾", "\\ge", "\\gt")
 NON_STRICT_SIGNS = ("<=", ">=", "≤", "≥", "⩽", "⩾", "\\le", "\\ge")
@@ -571,13 +617,14 @@ NOT_POWER_OF_TEN_AFTER = rf"(?!{SUPERSCRIPT_OR_DIGIT}|\.[0-9])"
 CARET_ANCHOR = (
     r"\^(?<=[A-Za-z0-9)\]} \t]\^)"  # a base, or blanks, before it
     rf"(?![a-z](?<={BOOK_BASE}.)(?![\w(]))"  # M^r
+    r"(?![A-Za-z][A-Za-z])"  # a word is not an exponent
     rf"(?![0-9](?<={TEN_BASE}.){NOT_POWER_OF_TEN_AFTER})"  # 10^3
     r"(?!\{(?:"  # M^{rs.}, 1^{st}, 10^{3}
     rf"(?<={BOOK_BASE}\{{)[a-z]{{1,4}}(?![\w(])"
     rf"|{AFTER_ORDINAL_BRACE}(?:st|nd|rd|th|d)(?![\w(])"
     rf"|(?<={TEN_BASE}\{{){SUPERSCRIPT_OR_DIGIT}\}}?{NOT_POWER_OF_TEN_AFTER}))"
     rf"(?![({{]{SP}1{SP}/)"  # x^(1/3) is a root
-    r"(?=[0-9A-Za-z{(\\ \t\-−])(?![A-Za-z][A-Za-z])"  # an exponent (not a word), blanks or a sign
+    r"(?=[0-9A-Za-z{(\\ \t\-−])"  # what starts an exponent, or blanks or a sign
     rf"(?!d{AFTER_ORDINAL_D}(?![\w(]))"  # 2^d
     r"(?![A-Z](?<=[^A-Za-z][A-Z]\^.)(?![\w(]))"  # T^T
 )
@@ -621,12 +668,15 @@ F_OF_X_ANCHORS = (
 # by what can follow an element somewhere in the text (FORMULA_PAIR, a first, cheap test).
 NOT_WORD = r"[^A-Za-z0-9_\-]"
 FORMULA_PAIR = re.compile(r"[A-IK-PR-Z(][a-z0-9₀-₉A-Z(]")
-# A symbol is one of the one-letter elements or a capital and a lowercase letter; this cheap
-# test comes before the exact one (a look-ahead for ELEMENT from the capital).
-SYMBOL_START = r"(?=[BCFHIKNOPSUVWY]|[A-IK-PR-Z][a-z])"
-FORMULA_ANCHOR = rf"{NOT_WORD}{SYMBOL_START}[A-IK-PR-Z](?<=(?={ELEMENT}).)[a-z]?[0-9₀-₉A-Z(]"
-COEFFICIENT_PAIR = re.compile(r"[0-9][A-IK-PR-Z(]")
-COEFFICIENT_ANCHOR = rf"{NOT_WORD}[1-9][0-9]?[A-IK-PR-Z(]"
+# After the capital, a cheap test (a one-letter element, or a lowercase letter next) comes
+# before the exact one (a look-ahead for ELEMENT from the capital).
+SYMBOL_START = r"[A-IK-PR-Z](?:(?<=[BCFHIKNOPSUVWY])|(?=[a-z]))"
+FORMULA_ANCHOR = rf"{NOT_WORD}{SYMBOL_START}(?<=(?={ELEMENT}).)[a-z]?[0-9₀-₉A-Z(]"
+# The coefficient's first digit, then a digit, a symbol or a bracket, the digit at a token start,
+# and a symbol or a bracket after a second digit.
+COEFFICIENT_ANCHOR = (
+    r"[1-9][0-9A-IK-PR-Z(](?<=[^A-Za-z0-9_.\-)\]]..)(?:(?<=[A-IK-PR-Z(])|(?=[A-IK-PR-Z(]))"
+)
 SALT_ANCHOR = (
     rf"{NOT_WORD}(?=[HK]|[ABCFGILMNPRSTZ][a-z])[ABCFGHIKLMNPRSTZ]"
     rf"(?<=(?={element_pattern(FORMULA_FIRST)}(?![a-z])).)[a-z]?[A-Z(]"
@@ -665,7 +715,7 @@ RULES: tuple[Rule, ...] = (
     _rule("exponents", "squared_cubed_words", "x squared", needles(("squared", "cubed")),
           rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:squared|cubed)\b",
           anchors=(anchor(r"(?:squared|cubed)\b"),)),
-    _rule("exponents", "power_words", "2 to the power of 5", needles(POWER_PHRASES),
+    _rule("exponents", "power_words", "2 to the power of 5", needles(("power",)),
           rf"{NUM_START}(?!10\b)(?:{NUM}|[b-hj-z])[ \t]{{1,3}}(?:raised[ \t]{{1,3}})?"
           rf"to[ \t]{{1,3}}the[ \t]{{1,3}}(?:power[ \t]{{1,3}}of\b|{ORDINAL_POWER}[ \t]{{1,3}}power\b)",
           anchors=(anchor(r"power\b"),)),
@@ -719,7 +769,8 @@ RULES: tuple[Rule, ...] = (
     _rule("functions", "f_of_x_words", "f of x", needles((" of x", " of y", " of z")),
           r"[fgh](?<!\w[fgh]) of [xyz]\b", anchors=(anchor(r" of [xyz]\b"),)),
     _rule("functions", "named_function", "sin(x)", needles("(", FUNCTION_STEMS),
-          rf"{word_start(FUNCTION_NAMES)}(?:_?[0-9]{{1,2}}|[₀-₉]{{1,2}}|_\{{[0-9]{{1,2}}\}})?\((?!(?:s|[a-z]{{2,}})\))"),
+          rf"{word_start(FUNCTION_NAMES)}(?:_?[0-9]{{1,2}}|[₀-₉]{{1,2}}|_\{{[0-9]{{1,2}}\}})?\((?!(?:s|[a-z]{{2,40}})\))",
+          anchors=(anchor(r"\((?<=[a-z0-9₀-₉}]\()(?!(?:s|[a-z]{2,40})\))"),)),
     _rule("functions", "latex_function", r"\log x", needles("\\", FUNCTION_STEMS),
           rf"\\(?:{FUNCTION_NAMES})(?![A-Za-z])"),
     _rule("functions", "trig_of_angle", "cos θ", needles("θφαβγπ", ("sin", "cos", "tan")),
@@ -730,7 +781,7 @@ RULES: tuple[Rule, ...] = (
           anchors=(anchor(FORMULA_ANCHOR, needs=needles(DIGITS + SUBSCRIPT_DIGITS), back=0),
                    anchor(SALT_ANCHOR, back=0))),
     _rule("chemical_formulas", "formula_with_coefficient", "6CO2 + 6H2O",
-          needles(DIGITS, UPPER, (COEFFICIENT_PAIR,)), COEFFICIENT_FORMULA_TOKEN,
+          needles(DIGITS, UPPER), COEFFICIENT_FORMULA_TOKEN,
           check=is_formula_with_coefficient, anchors=(anchor(COEFFICIENT_ANCHOR, back=0),)),
 )
 # fmt: on
@@ -754,8 +805,9 @@ def _clip(matched: str) -> str:
 
 def first_match(text: str, families: Iterable[str] | None = None) -> tuple[str, str] | None:
     """(family, matched text) of the first rule, in table order, that matches; None when clean."""
+    chars = characters_of(text)
     for rule in _rules_for(families):
-        for matched in rule.finditer(text):
+        for matched in rule.finditer(text, chars):
             return rule.family, _clip(matched)
     return None
 
@@ -764,8 +816,9 @@ def match_all(text: str, families: Iterable[str] | None = None) -> dict[str, lis
     """Every match per family (all requested families are keys; clean families map to [])."""
     rules = _rules_for(families)
     found: dict[str, list[str]] = {rule.family: [] for rule in rules}
+    chars = characters_of(text)
     for rule in rules:
-        found[rule.family].extend(_clip(matched) for matched in rule.finditer(text))
+        found[rule.family].extend(_clip(matched) for matched in rule.finditer(text, chars))
     return found
 
 
@@ -786,10 +839,11 @@ def match_spans(text: str, families: Iterable[str] | None = None) -> list[Span]:
     The first span is the stage's verdict (`score`'s family and, clipped, its match); notebooks
     use the offsets to show a match in its context.
     """
+    chars = characters_of(text)
     return [
         Span(rule.family, rule.name, found.start(), found.end(), found.group(0))
         for rule in _rules_for(families)
-        for found in rule.matches(text)
+        for found in rule.matches(text, chars)
     ]
 
 
@@ -828,8 +882,9 @@ class SymbolicStage(Stage):
 
     def score(self, text: str) -> dict[str, Any]:
         """family: first family matched (FAMILIES order) or None; match: the matched text or None."""
+        chars = characters_of(text)
         for rule in self.rules:
-            for matched in rule.finditer(text):
+            for matched in rule.finditer(text, chars):
                 return {"family": rule.family, "match": _clip(matched)}
         return {"family": None, "match": None}
 
