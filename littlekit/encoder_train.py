@@ -24,6 +24,7 @@ import logging
 import random
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,19 +56,23 @@ TINY_SIZE: dict[str, Any] = {
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_length: int = MAX_LENGTH):
-    """A lower-casing WordPiece tokenizer trained on `texts`, wrapped so AutoTokenizer reloads it.
+    """A lower-casing WordPiece tokenizer built from `texts`, wrapped so AutoTokenizer reloads it.
 
-    Every encoding is `[CLS] text [SEP]`; [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4.
+    Every encoding is `[CLS] text [SEP]`; [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4. The
+    vocabulary comes from `wordpiece_vocab`, not from `tokenizers`' WordPieceTrainer, whose ids
+    change from run to run (it iterates a hash map; huggingface/tokenizers#1794), which made the
+    embedded encoder irreproducible.
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.BertNormalizer(lowercase=True)
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    vocab = wordpiece_vocab(texts, vocab_size, normalizer, pre_tokenizer)
+    tok = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizer
     tok.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS))
-    tok.train_from_iterator(texts, trainer)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
@@ -84,6 +89,36 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_leng
         model_max_length=model_max_length,
         model_input_names=list(MODEL_INPUTS),
     )
+
+
+def wordpiece_vocab(texts: Iterable[str], vocab_size: int, normalizer, pre_tokenizer) -> dict[str, int]:
+    """A deterministic WordPiece vocabulary {token: id} of at most `vocab_size` tokens.
+
+    Words are the pre-tokenizer's pieces of the normalised texts, counted. Ids: the special tokens
+    (0..4), then every character as a word start and as a `##` continuation (so no word becomes
+    [UNK]), then the most useful longer pieces: whole words, word prefixes and `##` suffixes of two
+    or more characters, each counted once per occurrence of a word that holds it. Ties are broken by
+    the token itself, so the same texts, in any order, give the same vocabulary.
+    """
+    words: Counter[str] = Counter()
+    for text in texts:
+        words.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    alphabet: Counter[str] = Counter()
+    pieces: Counter[str] = Counter()
+    for word, n in words.items():
+        alphabet[word[0]] += n
+        for char in word[1:]:
+            alphabet["##" + char] += n
+        if len(word) > 1:
+            pieces[word] += n
+        for i in range(2, len(word)):
+            pieces[word[:i]] += n
+        for i in range(1, len(word) - 1):
+            pieces["##" + word[i:]] += n
+    tokens = list(SPECIAL_TOKENS)
+    tokens += sorted(set(alphabet) - set(tokens), key=lambda t: (-alphabet[t], t))
+    tokens += sorted(set(pieces) - set(tokens), key=lambda t: (-pieces[t], t))
+    return {token: i for i, token in enumerate(tokens[:vocab_size])}
 
 
 def tiny_modernbert_config(

@@ -128,6 +128,24 @@ def test_tokenizer_wraps_in_cls_sep_and_reloads_with_autotokenizer(tmp_path):
     assert again.pad_token_id == 0 and "token_type_ids" not in again("x")
 
 
+def test_tokenizer_vocabulary_is_the_same_on_every_build_and_input_order():
+    texts = list(make_frame(120, seed=4)["text"]) + ["Zebras quietly judge wax-figure vampires, 1,234!"]
+    first = train_tokenizer(texts, vocab_size=300).get_vocab()
+    assert train_tokenizer(texts, vocab_size=300).get_vocab() == first  # ids too, not just the set
+    assert train_tokenizer(list(reversed(texts)), vocab_size=300).get_vocab() == first
+    assert len(first) == 300 and sorted(first.values()) == list(range(300))
+
+
+def test_tokenizer_covers_every_training_character_and_keeps_frequent_words_whole():
+    texts = list(make_frame(120, seed=4)["text"]) + ["Zebras quietly judge wax-figure vampires, 1,234!"]
+    tokenizer = train_tokenizer(texts, vocab_size=1000)
+    unk = tokenizer.unk_token_id
+    assert all(unk not in tokenizer(text)["input_ids"] for text in texts)
+    assert tokenizer.tokenize("The dog runs.") == ["the", "dog", "runs", "."]
+    assert "".join(t.removeprefix("##") for t in tokenizer.tokenize("vampires")) == "vampires"
+    assert tokenizer.tokenize("\u4e2d") == ["[UNK]"]  # a character never seen in training
+
+
 def test_fine_tuning_lowers_the_loss_and_learns_the_bands(trained):
     result, _, _ = trained
     losses = result.step_losses
