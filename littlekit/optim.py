@@ -1,0 +1,177 @@
+"""The optimizer split (Muon for hidden matrices, AdamW for the rest) and the WSD learning-rate schedule.
+
+Muon (`torch.optim.Muon`) orthogonalises each update with a Newton-Schulz iteration, which only
+means something for a 2-D weight that maps one hidden space to another: the attention and MLP
+projections. Everything else goes to AdamW: the token embedding and the LM head (2-D, but a
+look-up table and a readout, not hidden maps; tied in the small sizes, so one tensor), and the
+1-D RMSNorm weights (and biases, should a config have them). Weight decay is decoupled and
+applies to the Muon matrices only; AdamW's parameters are not decayed.
+
+The schedule is warmup -> stable -> cool-off (WSD, "warmup-stable-decay"): the learning rate rises
+linearly over the warmup steps, holds, and falls linearly to `min_ratio` of its peak over the
+cool-off steps at the end. Both optimizers follow the same factor of their own peak rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+MUON, ADAMW = "muon", "adamw"
+
+
+def split_parameters(model: torch.nn.Module) -> dict[str, list[tuple[str, torch.nn.Parameter]]]:
+    """{"muon": 2-D hidden matrices, "adamw": embeddings, LM head, norms, biases}, as (name, param).
+
+    Every trainable parameter lands in exactly one list (tied weights are one parameter). The
+    embedding and head are recognised by identity (get_input/output_embeddings), not by name.
+    """
+    tables = set()
+    for get in ("get_input_embeddings", "get_output_embeddings"):
+        module = getattr(model, get, lambda: None)()
+        if module is not None and getattr(module, "weight", None) is not None:
+            tables.add(id(module.weight))
+    groups: dict[str, list[tuple[str, torch.nn.Parameter]]] = {MUON: [], ADAMW: []}
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
+        hidden_matrix = param.ndim == 2 and id(param) not in tables
+        groups[MUON if hidden_matrix else ADAMW].append((name, param))
+    return groups
+
+
+class MuonAdamW:
+    """Muon on the hidden matrices and AdamW on the rest, stepped together.
+
+    `optimizers` holds the torch optimizers (Muon first when used); `param_groups` lists all their
+    groups, each named "muon" or "adamw". With use_muon=False every parameter goes to AdamW (the
+    baseline recipe), in the same two named groups, the hidden matrices keeping their weight decay.
+    Peak learning rates are kept here, not in the groups, so a resumed run takes its configured
+    rates rather than the saved ones.
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        muon_lr: float = 0.02,
+        adamw_lr: float = 3e-3,
+        weight_decay: float = 0.0,
+        momentum: float = 0.95,
+        betas: tuple[float, float] = (0.9, 0.95),
+        eps: float = 1e-8,
+        use_muon: bool = True,
+    ):
+        groups = split_parameters(model)
+        hidden = [p for _, p in groups[MUON]]
+        rest = [p for _, p in groups[ADAMW]]
+        if not hidden and not rest:
+            raise ValueError("the model has no trainable parameters")
+        self.optimizers: list[torch.optim.Optimizer] = []
+        adamw_groups = []
+        if use_muon and hidden:
+            muon = torch.optim.Muon(hidden, lr=muon_lr, weight_decay=weight_decay, momentum=momentum)
+            muon.param_groups[0]["name"] = MUON
+            self.optimizers.append(muon)
+        elif hidden:
+            adamw_groups.append({"params": hidden, "weight_decay": weight_decay, "name": MUON})
+        if rest:
+            adamw_groups.append({"params": rest, "weight_decay": 0.0, "name": ADAMW})
+        if adamw_groups:
+            self.optimizers.append(torch.optim.AdamW(adamw_groups, lr=adamw_lr, betas=betas, eps=eps))
+        self.peak_lrs = [group["lr"] for group in self.param_groups]
+
+    @property
+    def param_groups(self) -> list[dict[str, Any]]:
+        return [group for optimizer in self.optimizers for group in optimizer.param_groups]
+
+    def step(self) -> None:
+        for optimizer in self.optimizers:
+            optimizer.step()
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for optimizer in self.optimizers:
+            optimizer.zero_grad(set_to_none=set_to_none)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizers": [optimizer.state_dict() for optimizer in self.optimizers]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        states = state_dict["optimizers"]
+        if len(states) != len(self.optimizers):
+            raise ValueError(f"state holds {len(states)} optimizers, this one {len(self.optimizers)}")
+        for optimizer, state in zip(self.optimizers, states, strict=True):
+            optimizer.load_state_dict(state)
+
+    def set_lr_factor(self, factor: float) -> None:
+        """Every group's lr = its peak lr x factor (the schedule's value for this step)."""
+        for group, peak in zip(self.param_groups, self.peak_lrs, strict=True):
+            group["lr"] = peak * factor
+
+    def lrs(self) -> dict[str, float]:
+        """Current lr by group name ("muon", "adamw")."""
+        return {group["name"]: float(group["lr"]) for group in self.param_groups}
+
+
+@dataclass(frozen=True)
+class WSDSchedule:
+    """Learning-rate factor for optimizer step `step` (0-based) of `total_steps`.
+
+    warmup: (step + 1) / warmup_steps for the first warmup_steps steps (never 0);
+    stable: 1.0;
+    cool-off: the last cooldown_steps steps fall linearly, step total - c gets 1.0 and the last
+    step min_ratio + (1 - min_ratio) / cooldown_steps, so no step is spent at the floor.
+    """
+
+    total_steps: int
+    warmup_steps: int
+    cooldown_steps: int
+    min_ratio: float = 0.0
+
+    def __post_init__(self):
+        if self.total_steps < 1:
+            raise ValueError(f"total_steps must be positive, got {self.total_steps}")
+        if self.warmup_steps < 0 or self.cooldown_steps < 0:
+            raise ValueError("warmup_steps and cooldown_steps must be >= 0")
+        if self.warmup_steps + self.cooldown_steps > self.total_steps:
+            raise ValueError(
+                f"warmup {self.warmup_steps} + cool-off {self.cooldown_steps} steps exceed "
+                f"the {self.total_steps} steps of the run"
+            )
+        if not 0.0 <= self.min_ratio <= 1.0:
+            raise ValueError(f"min_ratio must be in [0, 1], got {self.min_ratio}")
+
+    @property
+    def cooldown_start(self) -> int:
+        return self.total_steps - self.cooldown_steps
+
+    def phase(self, step: int) -> str:
+        if step < self.warmup_steps:
+            return "warmup"
+        return "stable" if step < self.cooldown_start else "cooloff"
+
+    def __call__(self, step: int) -> float:
+        if step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        if step < self.cooldown_start:
+            return 1.0
+        left = (self.total_steps - step) / self.cooldown_steps  # 1 at the first cool-off step
+        return self.min_ratio + (1.0 - self.min_ratio) * max(0.0, left)
+
+
+def wsd_schedule(
+    total_steps: int,
+    warmup_steps: int | None = None,
+    cooldown_steps: int | None = None,
+    min_ratio: float = 0.0,
+    warmup_fraction: float = 0.02,
+    cooldown_fraction: float = 0.2,
+) -> WSDSchedule:
+    """A WSDSchedule; warmup and cool-off default to 2% and 20% of the steps (at least 1 each
+    when the run has room for them)."""
+    if warmup_steps is None:
+        warmup_steps = max(1, round(warmup_fraction * total_steps)) if total_steps > 2 else 0
+    if cooldown_steps is None:
+        cooldown_steps = max(1, round(cooldown_fraction * total_steps)) if total_steps > 2 else 0
+    return WSDSchedule(total_steps, warmup_steps, cooldown_steps, min_ratio)
