@@ -6,6 +6,7 @@
     littlekit filter --in shards/ --out kept/ --executor local --tasks 8 --workers 4 --logging-dir logs/
     littlekit data build --from ../shared/data --out data
     littlekit launch --size 5B --tokens 80B --nodes 1 --gpu B200 --dry-run
+    littlekit train --data shards/k5 --val-data shards/val --tokenizer tok/ --size nano --max-steps 2000
 
 Subcommands other than `filter` live in their own modules and are imported only when named
 (see LAZY_COMMANDS), so a slow or broken module never gets in the way of another command.
@@ -42,6 +43,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "add_launch_parser",
         "run_launch_command",
         "write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",
+    ),
+    "train": (
+        "littlekit.train",
+        "add_train_parser",
+        "run_train_command",
+        "train a Qwen3 model on token shards (Muon + AdamW, WSD schedule, DDP/FSDP under torchrun)",
     ),
 }
 DEFAULT_STAGES = "aoa,symbolic"
