@@ -1,0 +1,250 @@
+"""The trainer on a tiny real setup: schedule, optimizer split, exact resume, checkpoints, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from train_data import make_train_data
+
+from littlekit.model import build_model, optimizer_split, qwen3_config
+from littlekit.optim import ADAMW, MUON, MuonAdamW, WSDSchedule, split_parameters, wsd_schedule
+from littlekit.train import (
+    TrainConfig,
+    accumulation_steps,
+    config_from_args,
+    parse_source,
+    train,
+)
+
+# Small enough that a step takes milliseconds on one CPU core.
+TINY = {"size": "nano", "seq_len": 32, "global_batch": 4, "micro_batch": 2, "progress": False}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    # Ops on a nano model are too small to share: two threads on a busy machine wait on each other.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, str]:
+    return make_train_data(tmp_path_factory.mktemp("train_data"))
+
+
+def tiny_config(data: dict[str, str], run_dir: Path, **overrides) -> TrainConfig:
+    base = TrainConfig(
+        data=data["train"],
+        val_data=data["val"],
+        tokenizer=data["tokenizer"],
+        run_dir=str(run_dir),
+        max_steps=6,
+        eval_every=2,
+        **TINY,
+    )
+    return replace(base, **overrides)
+
+
+def read_metrics(run_dir: str | Path) -> list[dict]:
+    lines = (Path(run_dir) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+# --- schedule and optimizer ---------------------------------------------------------------------
+
+
+def test_wsd_schedule_values():
+    schedule = WSDSchedule(total_steps=10, warmup_steps=2, cooldown_steps=4)
+    assert [schedule(s) for s in range(10)] == [0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.75, 0.5, 0.25]
+    phases = [schedule.phase(s) for s in (0, 2, 5, 6, 9)]
+    assert phases == ["warmup", "stable", "stable", "cooloff", "cooloff"]
+    floor = WSDSchedule(total_steps=10, warmup_steps=0, cooldown_steps=4, min_ratio=0.1)
+    assert floor(0) == 1.0
+    assert floor(9) == pytest.approx(0.1 + 0.9 * 0.25)
+    defaults = wsd_schedule(100)
+    assert (defaults.warmup_steps, defaults.cooldown_steps) == (2, 20)
+    with pytest.raises(ValueError, match="exceed"):
+        WSDSchedule(total_steps=5, warmup_steps=3, cooldown_steps=3)
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_optimizer_split_covers_every_parameter_once(tied):
+    config = qwen3_config("nano", 300, tie_word_embeddings=tied)
+    model = build_model(config)
+    groups = split_parameters(model)
+    ids = [id(p) for group in groups.values() for _, p in group]
+    assert len(ids) == len(set(ids)) == len(list(model.parameters()))
+    tables = {id(model.get_input_embeddings().weight), id(model.get_output_embeddings().weight)}
+    assert len(tables) == (1 if tied else 2)
+    for name, param in groups[MUON]:
+        assert param.ndim == 2 and id(param) not in tables, name
+        assert any(part in name for part in ("self_attn", "mlp")), name
+    adamw_ids = {id(p) for _, p in groups[ADAMW]}
+    assert tables <= adamw_ids
+    assert any("norm" in name for name, _ in groups[ADAMW])
+    counts = optimizer_split(config)  # the launch plan's memory model agrees with the real split
+    assert sum(p.numel() for _, p in groups[MUON]) == counts["muon"]
+    assert sum(p.numel() for _, p in groups[ADAMW]) == counts["adamw"]
+
+    optimizer = MuonAdamW(model, muon_lr=0.02, adamw_lr=0.001)
+    muon, adamw = optimizer.optimizers
+    assert isinstance(muon, torch.optim.Muon) and isinstance(adamw, torch.optim.AdamW)
+    assert {id(p) for p in muon.param_groups[0]["params"]} == {id(p) for _, p in groups[MUON]}
+    optimizer.set_lr_factor(0.5)
+    assert optimizer.lrs() == {MUON: 0.01, ADAMW: 0.0005}
+    baseline = MuonAdamW(model, use_muon=False)
+    assert [type(o) for o in baseline.optimizers] == [torch.optim.AdamW]
+    assert sum(len(g["params"]) for g in baseline.param_groups) == len(ids)
+
+
+def test_batch_must_divide():
+    assert accumulation_steps(32, 4, 2) == 4
+    with pytest.raises(ValueError, match="not divisible"):
+        accumulation_steps(10, 4, 1)
+
+
+def test_sources_and_mixture():
+    assert parse_source("/a/b:0.5") == ("/a/b", 0.5)
+    assert parse_source("/a/b") == ("/a/b", 1.0)
+    assert parse_source("c:/x") == ("c:/x", 1.0)
+    mixed = TrainConfig(data="/root", tokenizer="t", run_dir="r", mix="paper-cooloff").sources()
+    assert mixed == {"/root/k5_pretrain": 0.91, "/root/k5_math_reasoning": 0.05,
+                     "/root/k5_math_instruct": 0.02, "/root/general_instruct": 0.02}  # fmt: skip
+    with pytest.raises(ValueError, match="unknown mixture"):
+        TrainConfig(data="/root", tokenizer="t", run_dir="r", mix="nope").sources()
+
+
+# --- training runs ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def straight(data, tmp_path_factory):
+    config = tiny_config(data, tmp_path_factory.mktemp("straight"))
+    return config, train(config)
+
+
+def test_training_lowers_loss_and_logs_every_step(straight):
+    config, result = straight
+    records = read_metrics(config.run_dir)
+    assert [r["step"] for r in records] == list(range(7))
+    assert records[0]["tokens"] == 0 and "loss" not in records[0]  # the step-0 evaluation
+    assert [r["tokens"] for r in records[1:]] == [s * 4 * 32 for s in range(1, 7)]
+    assert [r["loss"] for r in records[1:]] == result.losses
+    assert result.final_loss < result.losses[0]
+    evaluated = [r for r in records if "val_bpb" in r]
+    assert [r["step"] for r in evaluated] == [0, 2, 4, 6]
+    assert evaluated[-1]["val_bpb"] < evaluated[0]["val_bpb"]
+    schedule = wsd_schedule(6)
+    for record in records[1:]:
+        assert record["lr_factor"] == schedule(record["step"] - 1)
+        assert record["lr"] == pytest.approx(config.adamw_lr * record["lr_factor"])
+        assert record["lr_muon"] == pytest.approx(config.muon_lr * record["lr_factor"])
+        assert record["tokens_per_s"] > 0 and math.isfinite(record["grad_norm"])
+
+
+def test_resume_gives_the_same_final_loss(data, straight, tmp_path):
+    """Acceptance 2: N steps straight == N/2 steps, then resume from last/, then N/2 steps."""
+    config, full = straight
+    split = replace(config, run_dir=str(tmp_path / "split"))
+    first = train(replace(split, stop_at=3))
+    assert first.steps == 3 and first.losses == full.losses[:3]
+    state = json.loads((tmp_path / "split" / "last" / "trainer_state.json").read_text())
+    assert state["step"] == 3
+    second = train(replace(split, resume="auto"))
+    assert second.resumed_from_step == 3 and second.steps == 6
+    print(f"straight final loss {full.final_loss!r}; split + resume {second.final_loss!r}")
+    assert second.final_loss == pytest.approx(full.final_loss, rel=1e-6, abs=1e-6)
+    assert second.losses == pytest.approx(full.losses[3:], rel=1e-6, abs=1e-6)
+    assert second.best_val_bpb == pytest.approx(full.best_val_bpb, rel=1e-6)
+    # The resumed log continues the first one: every step once.
+    assert [r["step"] for r in read_metrics(split.run_dir)] == list(range(7))
+    from safetensors.torch import load_file
+
+    a = load_file(Path(config.run_dir) / "last" / "model.safetensors")
+    b = load_file(tmp_path / "split" / "last" / "model.safetensors")
+    assert a.keys() == b.keys()
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=1e-5, atol=1e-6)
+
+
+def test_checkpoints_load_with_auto_classes(data, straight):
+    """Acceptance 5, and best/ holds the model whose validation bits per byte was lowest."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from littlekit.evals.bpb import stream_bpb
+
+    config, result = straight
+    evaluated = [r for r in read_metrics(config.run_dir) if "val_bpb" in r and r["step"] > 0]
+    best = min(evaluated, key=lambda r: r["val_bpb"])
+    assert (result.best_step, result.best_val_bpb) == (best["step"], best["val_bpb"])
+    for which in ("best", "last"):
+        path = Path(config.run_dir) / which
+        model = AutoModelForCausalLM.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        assert tokenizer.bos_token == "<|bos|>" and len(tokenizer) == model.config.vocab_size
+        assert type(model).__name__ == "Qwen3ForCausalLM"
+        value = stream_bpb(model, data["val"], config.seq_len, config.micro_batch)["bpb"]
+        expected = result.best_val_bpb if which == "best" else result.last_val_bpb
+        assert value == pytest.approx(expected, rel=1e-5)
+        assert json.loads((path / "trainer_state.json").read_text())["step"] == (
+            result.best_step if which == "best" else 6
+        )
+    assert not (Path(config.run_dir) / "best" / "trainer_state.pt").exists()
+
+
+def test_best_checkpoint_is_not_the_last_when_validation_worsens(data, tmp_path):
+    # A learning rate far too high: validation improves, then gets worse.
+    config = tiny_config(data, tmp_path, max_steps=5, eval_every=1, adamw_lr=0.3, muon_lr=0.3,
+                         warmup_steps=0, cooldown_steps=0)  # fmt: skip
+    result = train(config)
+    curve = [r["val_bpb"] for r in read_metrics(tmp_path) if "val_bpb" in r and r["step"] > 0]
+    assert min(curve) < curve[-1], f"validation never worsened: {curve}"
+    assert result.best_val_bpb == min(curve) and result.best_step == 1 + curve.index(min(curve))
+    state = json.loads((tmp_path / "best" / "trainer_state.json").read_text())
+    assert (state["step"], state["best_val_bpb"]) == (result.best_step, result.best_val_bpb)
+
+
+def test_cli_train_and_usage_errors(data, tmp_path, capsys):
+    from littlekit.cli import main
+
+    argv = ["train", "--data", data["train"], "--val-data", data["val"], "--tokenizer", data["tokenizer"],
+            "--run-dir", str(tmp_path), "--size", "nano", "--seq-len", "32", "--global-batch", "4",
+            "--micro-batch", "2", "--max-steps", "2", "--no-progress", "--optimizer", "adamw"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "trained 2 steps (256 tokens) on 1 process(es)" in out and "best" in out
+    assert (tmp_path / "last" / "model.safetensors").exists()
+    assert json.loads((tmp_path / "train_config.json").read_text())["optimizer"] == "adamw"
+    assert main([*argv, "--global-batch", "5"]) == 2
+    assert "not divisible" in capsys.readouterr().err
+    assert main([*argv, "--data", data["val"], "--mix", "paper-cooloff"]) == 2
+    assert "--mix takes one --data root" in capsys.readouterr().err
+    assert main([*argv, "--mix", "paper-cooloff"]) == 1  # the root holds none of the mixture's sources
+    assert "k5_pretrain" in capsys.readouterr().err
+
+
+def test_launch_arguments_parse_as_train_arguments():
+    import argparse
+
+    from littlekit.launch import LaunchConfig, make_plan, train_argv
+    from littlekit.train import add_train_parser
+
+    launch = LaunchConfig(size="nano", tokens=10**6, seq_len=256, global_batch=32, micro_batch=4,
+                          data=["/d"], val_data="/v", tokenizer="/t", run_dir="/r", parallel="fsdp",
+                          activation_checkpointing=True)  # fmt: skip
+    plan = make_plan(launch)
+    assert plan.ok, plan.problems
+    parser = argparse.ArgumentParser()
+    add_train_parser(parser.add_subparsers())
+    args = parser.parse_args(["train", *train_argv(plan.train_args())])
+    config = config_from_args(args)
+    assert (config.size, config.seq_len, config.global_batch, config.micro_batch) == ("nano", 256, 32, 4)
+    assert (config.max_steps, config.data, config.val_data) == (plan.steps, "/d", "/v")
+    assert config.activation_checkpointing and config.parallel == "fsdp" and config.resume == "auto"
