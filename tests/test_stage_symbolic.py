@@ -278,7 +278,13 @@ def best_cpu_seconds(run, repeats: int = 3) -> float:
     return best
 
 
-@pytest.mark.parametrize("unit", ADVERSARIAL_UNITS)
+# Near misses of the anchors added for speed (not in ADVERSARIAL_UNITS, which chapter 5 and the
+# benchmark time): an area unit's caret, capitals after a coefficient, elements before a blank,
+# a root sign before a blank, a comparison without its second sign.
+ANCHOR_NEAR_MISSES = ["cm^2 ", "6CO ", "Mg Mg ", "He 2 ", "√ ", "2 < x "]
+
+
+@pytest.mark.parametrize("unit", ADVERSARIAL_UNITS + ANCHOR_NEAR_MISSES)
 def test_a_megabyte_of_adversarial_text_is_scored_within_budget(unit):
     text = adversarial_text(unit, MEGABYTE)
     assert best_cpu_seconds(lambda: STAGE.score(text)) < SCORE_BUDGET_S

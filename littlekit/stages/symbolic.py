@@ -284,8 +284,12 @@ def is_chemical_formula(token: str) -> bool:
 # The token must be a formula on its own with counts of at most two digits, or one of the
 # elements that come in molecules of two (or ozone): 6O2 and 3H2 count, but 5KW, 100HP, 3BHK,
 # 6CO, 2K12, 3B12 or the coupon code 50OFF699 do not.
+# Capitals and brackets only (CO, KW, BHK) are never a formula after a coefficient: a count or a
+# two-letter symbol must come (within 40 characters, far more than any formula needs).
+NOT_ALL_CAPITALS = r"(?=[A-Z()]{0,40}+[a-z0-9₀-₉])"
 COEFFICIENT_FORMULA_TOKEN = (
-    rf"[1-9](?<![\w.\-)\]][1-9])[0-9]?(?:{ELEMENT}{COUNT}?|\({GROUP_REST}){FORMULA_UNIT}{{0,19}}+{WORD_END}"
+    rf"[1-9](?<![\w.\-)\]][1-9])[0-9]?{NOT_ALL_CAPITALS}"
+    rf"(?:{ELEMENT}{COUNT}?|\({GROUP_REST}){FORMULA_UNIT}{{0,19}}+{WORD_END}"
 )
 MOLECULAR_ELEMENT = re.compile(r"(?:H|N|O|F|Cl|Br|I)[2₂]|O[3₃]")
 _LONG_COUNT_RE = re.compile(r"[0-9]{3}")
@@ -611,6 +615,8 @@ def after_ordinal_base(then: str) -> str:
 
 
 AFTER_ORDINAL_D = after_ordinal_base("d")  # 2^d
+# cm^2, m^3, ft^2: an area or volume unit at a word start, a caret, the exponent
+AFTER_AREA_UNIT = r"(?:(?<=[^A-Za-z][mcdk]m\^.)|(?<=[^A-Za-z]m\^.)|(?<=[^A-Za-z](?:in|ft|yd|mi)\^.))"
 AFTER_ORDINAL_BRACE = after_ordinal_base(r"\{")  # 1^{st}
 NOT_POWER_OF_TEN_AFTER = rf"(?!{SUPERSCRIPT_OR_DIGIT}|\.[0-9])"
 # What makes a caret (right after its base) no exponent, by the character after it: one
@@ -621,6 +627,7 @@ NOT_AN_EXPONENT_AFTER_CARET = "|".join(
         rf"[a-z](?<={BOOK_BASE}.)(?![\w(])",  # M^r
         r"[A-Za-z][A-Za-z]",  # a word
         rf"[0-9](?<={TEN_BASE}.){NOT_POWER_OF_TEN_AFTER}",  # 10^3
+        rf"[23]{AFTER_AREA_UNIT}{NOT_POWER_OF_TEN_AFTER}",  # cm^2
         rf"\{{(?<={BOOK_BASE}\{{)[a-z]{{1,4}}(?![\w(])",  # M^{rs.}
         rf"\{{{AFTER_ORDINAL_BRACE}(?:st|nd|rd|th|d)(?![\w(])",  # 1^{st}
         rf"\{{(?<={TEN_BASE}\{{){SUPERSCRIPT_OR_DIGIT}\}}?{NOT_POWER_OF_TEN_AFTER}",  # 10^{3}
@@ -639,12 +646,13 @@ SUP_TAG_ANCHOR = rf"<sup>(?<={EXP_BASE_END}<sup>)"
 
 def chain_anchors(ascii_sign: str, unicode_signs: str, latex: str) -> tuple[str, ...]:
     """Anchor regexes for a chain of `ascii_sign` ("<"), its unicode forms, or LaTeX ("l")."""
+    next_sign = rf"{SP}[{ascii_sign}{unicode_signs}\\]"
     return (
-        rf"{ascii_sign}[A-Za-z](?![\w])",
-        rf"{ascii_sign}(?=[0-9 \t=])=?{SP}{CHAIN_MIDDLE}",
-        *(rf"{sign}{SP}{CHAIN_MIDDLE}" for sign in unicode_signs),
-        rf"\\{latex}t(?![A-Za-z]){SP}{CHAIN_MIDDLE}",
-        rf"\\{latex}e(?=[q \t0-9])(?:q(?:slant)?)?(?![A-Za-z]){SP}{CHAIN_MIDDLE}",
+        rf"{ascii_sign}[A-Za-z](?![\w]){next_sign}",
+        rf"{ascii_sign}(?=[0-9 \t=])=?{SP}{CHAIN_MIDDLE}{next_sign}",
+        *(rf"{sign}{SP}{CHAIN_MIDDLE}{next_sign}" for sign in unicode_signs),
+        rf"\\{latex}t(?![A-Za-z]){SP}{CHAIN_MIDDLE}{next_sign}",
+        rf"\\{latex}e(?=[q \t0-9])(?:q(?:slant)?)?(?![A-Za-z]){SP}{CHAIN_MIDDLE}{next_sign}",
     )
 
 
@@ -672,18 +680,24 @@ F_OF_X_ANCHORS = (
 # by what can follow an element somewhere in the text (FORMULA_PAIR, a first, cheap test).
 NOT_WORD = r"[^A-Za-z0-9_\-]"
 FORMULA_PAIR = re.compile(r"[A-IK-PR-Z(][a-z0-9₀-₉A-Z(]")
-# After the capital, a cheap test (a one-letter element, or a lowercase letter next) comes
-# before the exact one (a look-ahead for ELEMENT from the capital).
-SYMBOL_START = r"[A-IK-PR-Z](?:(?<=[BCFHIKNOPSUVWY])|(?=[a-z]))"
-FORMULA_ANCHOR = rf"{NOT_WORD}{SYMBOL_START}(?<=(?={ELEMENT}).)[a-z]?[0-9₀-₉A-Z(]"
+
+
+def symbol_then(singles: str, initials: str, symbols: str, then: str) -> str:
+    """A symbol, then a character of class `then`: a one-letter symbol of `singles`, or a capital
+    of `initials` and a lowercase letter that make one of `symbols` (tested last, by a look-ahead
+    from the capital, as it is the expensive part)."""
+    return rf"(?:[{singles}]{then}|[{initials}][a-z]{then}(?<=(?={symbols})...))"
+
+
+FORMULA_ANCHOR = NOT_WORD + symbol_then("BCFHIKNOPSUVWY", "A-IK-PR-Z", ELEMENT, "[0-9₀-₉A-Z(]")
 # The coefficient's first digit, then a digit, a symbol or a bracket, the digit at a token start,
-# and a symbol or a bracket after a second digit.
+# not capitals only after it, and a symbol or a bracket after a second digit.
 COEFFICIENT_ANCHOR = (
-    r"[1-9][0-9A-IK-PR-Z(](?<=[^A-Za-z0-9_.\-)\]]..)(?:(?<=[A-IK-PR-Z(])|(?=[A-IK-PR-Z(]))"
+    rf"[1-9][0-9A-IK-PR-Z(](?<=[^A-Za-z0-9_.\-)\]]..){NOT_ALL_CAPITALS}"
+    r"(?:(?<=[A-IK-PR-Z(])|(?=[A-IK-PR-Z(]))"
 )
-SALT_ANCHOR = (
-    rf"{NOT_WORD}(?=[HK]|[ABCFGILMNPRSTZ][a-z])[ABCFGHIKLMNPRSTZ]"
-    rf"(?<=(?={element_pattern(FORMULA_FIRST)}(?![a-z])).)[a-z]?[A-Z(]"
+SALT_ANCHOR = NOT_WORD + symbol_then(
+    "HK", "ABCFGILMNPRSTZ", element_pattern(FORMULA_FIRST) + "(?![a-z])", "[A-Z(]"
 )
 
 # fmt: off
@@ -729,7 +743,8 @@ RULES: tuple[Rule, ...] = (
     # --- roots --------------------------------------------------------------------------------
     _rule("roots", "cube_fourth_root_sign", "∛8", needles("∛∜"), r"[∛∜]"),
     _rule("roots", "root_sign", "√x", needles("√", " \t([{" + DIGITS + LETTERS),
-          rf"√(?=[ \t0-9(\[{{A-Za-z])[ \t]?(?:{NUM}|[(\[{{]|[A-Za-z]{{1,2}}(?![A-Za-z]))"),
+          rf"√[ \t]?(?:{NUM}|[(\[{{]|[A-Za-z]{{1,2}}(?![A-Za-z]))",
+          anchors=(anchor(r"√[0-9(\[{A-Za-z]", r"√[ \t][0-9(\[{A-Za-z]"),)),
     _rule("roots", "latex_sqrt", r"\sqrt[3]{x}", needles("\\", ("sqrt",)), r"\\sqrt(?![A-Za-z])"),
     _rule("roots", "root_function", "cbrt(27)", needles("(", ("sqrt", "cbrt", "nthroot")),
           rf"{word_start('sqrt|cbrt|nthroot')}{SP}\("),
@@ -754,7 +769,7 @@ RULES: tuple[Rule, ...] = (
           anchors=(anchor(rf"{NON_STRICT_AFTER_DIGIT}{SP}[a-z]{WORD_END}"),)),
     _rule("inequalities", "variable_strict", "x > 5", needles("<>", "nxyz", DIGITS),
           rf"[nxyz](?<![\w.][nxyz]){SP}[<>]{SP}[-−]?[0-9]",
-          anchors=(anchor(rf"[<>]{preceded_by('[nxyz]')}{SP}[-−]?[0-9]"),)),
+          anchors=(anchor(rf"[<>](?={SP}[-−]?[0-9]){preceded_by('[nxyz]')}"),)),
     # --- calculus and operators ---------------------------------------------------------------
     _rule("calculus", "operator_symbol", "∑", needles("∑∫∬∭∮∂∇∞"), r"[∑∫∬∭∮∂∇∞]"),
     _rule("calculus", "sigma_outside_greek", "Σ a_i", needles("Σ"),
