@@ -284,7 +284,7 @@ def best_cpu_seconds(run, repeats: int = 3) -> float:
 ANCHOR_NEAR_MISSES = ["cm^2 ", "6CO ", "Mg Mg ", "He 2 ", "√ ", "2 < x "]
 
 
-@pytest.mark.parametrize("unit", ADVERSARIAL_UNITS + ANCHOR_NEAR_MISSES)
+@pytest.mark.parametrize("unit", [*ADVERSARIAL_UNITS, *ANCHOR_NEAR_MISSES])
 def test_a_megabyte_of_adversarial_text_is_scored_within_budget(unit):
     text = adversarial_text(unit, MEGABYTE)
     assert best_cpu_seconds(lambda: STAGE.score(text)) < SCORE_BUDGET_S
