@@ -528,9 +528,11 @@ class Rule:
     def _around_hits(self, text: str, anchor: Anchor) -> Iterator[re.Match[str]]:
         """The pattern's matches, looked for only next to the anchor's hits.
 
-        Invariant: no match starts in [pos, hit + 1] except the one found there. The start of
-        the text counts as a hit just before it (an anchor may need the character before a
-        match, as the formula anchor does).
+        Every match the rule accepts starts in [hit - back, hit + 1] for some hit, so the
+        leftmost match at or after `pos` is the leftmost match starting in that range for the
+        first hit at or after `pos - 1`, or there is none before the next hit. The start of the
+        text counts as a hit just before it (an anchor may need the character before a match,
+        as the formula anchor does). Matches do not overlap, as with `finditer`.
         """
         back = self.reach if anchor.back is None else anchor.back
         next_hit = anchor.hits(text)
@@ -615,7 +617,7 @@ def after_ordinal_base(then: str) -> str:
 
 
 AFTER_ORDINAL_D = after_ordinal_base("d")  # 2^d
-# cm^2, m^3, ft^2: an area or volume unit at a word start, a caret, the exponent
+# cm^2, m^3, ft^2: an area or volume unit at a word start, a caret, the exponent (5.MD.C)
 AFTER_AREA_UNIT = r"(?:(?<=[^A-Za-z][mcdk]m\^.)|(?<=[^A-Za-z]m\^.)|(?<=[^A-Za-z](?:in|ft|yd|mi)\^.))"
 AFTER_ORDINAL_BRACE = after_ordinal_base(r"\{")  # 1^{st}
 NOT_POWER_OF_TEN_AFTER = rf"(?!{SUPERSCRIPT_OR_DIGIT}|\.[0-9])"
@@ -638,10 +640,11 @@ NOT_AN_EXPONENT_AFTER_CARET = "|".join(
         r"\Z",
     ]
 )
-CARET_ANCHOR = rf"\^(?<=[A-Za-z0-9)\]}} \t]\^)(?!{NOT_AN_EXPONENT_AFTER_CARET})"  # a base, or blanks, before
+# A caret after the end of a base (or after blanks), then no reason above to reject it.
+CARET_ANCHOR = rf"\^(?<=[A-Za-z0-9)\]}} \t]\^)(?!{NOT_AN_EXPONENT_AFTER_CARET})"
 SUP_TAG_ANCHOR = rf"<sup>(?<={EXP_BASE_END}<sup>)"
-# A chain (a < x < b): a sign, then the middle term, one anchor regex per spelling of the sign
-# (and the plain "<x" apart, the most common).
+# A chain (a < x < b): a sign, the middle term, the first character of the next sign; one anchor
+# regex per spelling of the first sign (and the plain "<x" apart, the most common).
 
 
 def chain_anchors(ascii_sign: str, unicode_signs: str, latex: str) -> tuple[str, ...]:
