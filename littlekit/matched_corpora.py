@@ -6,7 +6,8 @@ the data and nothing else, the two runs share the recipe, the tokenizer and the 
 
 - **Held out alike.** `held_out_mask` picks validation documents by a seeded hash of their id, not
   by position, so a document is held out from both corpora or from neither. Every K-5 document is
-  also an unfiltered one, so the K-5 validation documents are a subset of the unfiltered ones:
+  also an unfiltered one, so the K-5 validation documents are a subset of the unfiltered ones
+  (also when a small K-5 corpus gets its one validation document by the min_count rule):
   neither model ever trains on a document of the other's validation stream, and each can be
   scored on both streams.
 - **Matched in tokens.** The unfiltered training documents are sampled (`sample_to_tokens`,
@@ -44,19 +45,26 @@ SPLITS = ("corpus", "train", "val")  # "corpus": the whole corpus, before holdin
 NAMES = ("littlelearner", "unfiltered")
 
 
-def held_out_mask(ids: Sequence[Any], fraction: float, seed: int = 0) -> np.ndarray:
-    """True for the documents held out: sha256(seed, id) below `fraction` of the hash range.
+def _hash_fraction(doc_id: Any, seed: int) -> float:
+    """A stable pseudo-random number in [0, 1) for a document id: sha256 of seed and id."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{doc_id}".encode()).digest()[:8], "big") / 2.0**64
+
+
+def held_out_mask(ids: Sequence[Any], fraction: float, seed: int = 0, min_count: int = 0) -> np.ndarray:
+    """True for the documents held out: those whose id hashes (with the seed) below `fraction`.
 
     The verdict depends only on the id and the seed, so the same document is held out from every
-    corpus that contains it. The share held out is `fraction` in expectation, not exactly.
+    corpus that contains it; the share held out is `fraction` in expectation, not exactly. When
+    fewer than min_count are held out, the min_count ids with the smallest hashes are (a small
+    corpus still gets a validation set).
     """
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-    limit = fraction * 2.0**64
-    return np.array(
-        [int.from_bytes(hashlib.sha256(f"{seed}:{i}".encode()).digest()[:8], "big") < limit for i in ids],
-        dtype=bool,
-    )
+    hashes = np.array([_hash_fraction(i, seed) for i in ids], dtype=np.float64)
+    mask = hashes < fraction
+    if mask.sum() < min_count:
+        mask[np.argsort(hashes, kind="stable")[:min_count]] = True
+    return mask
 
 
 def token_lengths(texts: Sequence[str], tokenizer: Any) -> np.ndarray:
@@ -125,11 +133,17 @@ def matched_splits(
     validation pass costs time at every evaluation); sampling never moves a document to training.
     """
     out: dict[tuple[str, str], pd.DataFrame] = {}
+    k5_held: set[str] = set()
     for name, corpus in zip(NAMES, (k5, unfiltered), strict=True):
         frame = corpus.reset_index(drop=True)
         lengths = token_lengths(frame["text"].tolist(), tokenizer)
         frame = frame.assign(n_tokens=lengths, n_readable=readable_tokens(lengths, seq_len))
-        held = held_out_mask(frame["id"].astype(str).tolist(), held_out_fraction, seed)
+        ids = frame["id"].astype(str)
+        if name == "littlelearner":  # at least one validation document, when there are two
+            held = held_out_mask(ids.tolist(), held_out_fraction, seed, min_count=int(len(frame) > 1))
+            k5_held = set(ids[held])
+        else:  # the K-5 validation documents stay held out here too
+            held = held_out_mask(ids.tolist(), held_out_fraction, seed) | ids.isin(k5_held).to_numpy()
         out[(name, "corpus")] = frame.assign(held_out=held)
         out[(name, "train")] = frame[~held].reset_index(drop=True)
         val = frame[held].reset_index(drop=True)

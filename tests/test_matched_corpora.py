@@ -60,6 +60,24 @@ def test_held_out_mask_depends_only_on_id_and_seed():
         held_out_mask(ids, 1.5)
 
 
+def test_min_count_holds_out_the_smallest_hashes():
+    ids = [f"doc{i}" for i in range(12)]
+    assert not held_out_mask(ids, 0.001).any()
+    forced = held_out_mask(ids, 0.001, min_count=2)
+    assert forced.sum() == 2
+    assert np.array_equal(held_out_mask(ids, 0.001, min_count=2), forced)
+    assert held_out_mask(ids, 0.5, min_count=1).sum() == held_out_mask(ids, 0.5).sum()  # already enough
+
+
+def test_a_small_k5_corpus_still_gets_a_validation_document_held_out_of_both(tokenizer):
+    k5, unfiltered = make_corpora(15)
+    assert not held_out_mask(k5["id"].tolist(), 0.01).any()
+    splits = matched_splits(k5, unfiltered, tokenizer, seq_len=32, held_out_fraction=0.01)
+    k5_val = set(splits[("littlelearner", "val")]["id"])
+    assert len(k5_val) == 1 and k5_val <= set(splits[("unfiltered", "val")]["id"])
+    assert not k5_val & set(splits[("unfiltered", "train")]["id"])
+
+
 def test_readable_tokens_stop_at_one_row():
     assert readable_tokens(np.array([5, 257, 258, 9000]), 256).tolist() == [5, 257, 257, 257]
     assert readable_tokens(np.array([5, 9000]), None).tolist() == [5, 9000]
