@@ -640,8 +640,9 @@ NOT_AN_EXPONENT_AFTER_CARET = "|".join(
         r"\Z",
     ]
 )
-# A caret after the end of a base (or after blanks), then no reason above to reject it.
-CARET_ANCHOR = rf"\^(?<=[A-Za-z0-9)\]}} \t]\^)(?!{NOT_AN_EXPONENT_AFTER_CARET})"
+# A caret with no reason above to reject it, after the end of a base (or after blanks); in this
+# order, as near misses fail the first test.
+CARET_ANCHOR = rf"\^(?!{NOT_AN_EXPONENT_AFTER_CARET})(?<=[A-Za-z0-9)\]}} \t]\^)"
 SUP_TAG_ANCHOR = rf"<sup>(?<={EXP_BASE_END}<sup>)"
 # A chain (a < x < b): a sign, the middle term, the first character of the next sign; one anchor
 # regex per spelling of the first sign (and the plain "<x" apart, the most common).
