@@ -32,6 +32,17 @@ NOTEBOOKS = [
         {"max_per_group": 20, "demo_sample_size": 60, "rate_sample_size": 15},
     ),
     ("08_tokenizer.ipynb", {"max_documents": 300, "vocab_size": 512, "max_per_band": 20}),
+    (  # reads chapter 8's corpora and tokenizer of the same run (made with chapter 8's calls when missing)
+        "09_training.ipynb",
+        {
+            "max_steps": 4,
+            "batch_size": 4,
+            "seq_len": 64,
+            "eval_every": 2,
+            "max_val_tokens": 2000,
+            "max_per_band": 5,
+        },
+    ),
 ]
 
 
