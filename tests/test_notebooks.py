@@ -17,7 +17,7 @@ SMOKE_RUN = "pytest-smoke"
 NOTEBOOKS = [
     ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
     ("02_llm_judge.ipynb", {"max_per_band": 60}),
-    ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60}),
+    ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60, "tuning_folds": 2}),
     (
         "04_encoder_classifier.ipynb",
         {"epochs": 1, "max_length": 32, "train_sample_size": 64, "vocab_size": 500, "speed_sample_size": 2},
