@@ -680,10 +680,11 @@ F_OF_X_ANCHORS = (
 )
 # A formula starts a token: the anchor is the character before it (or the start of the text),
 # then the first element and what must follow it. Without counts anywhere in the text, only a
-# salt such as NaCl can match, and it starts with a metal or H. Both need a capital followed
-# by what can follow an element somewhere in the text (FORMULA_PAIR, a first, cheap test).
+# salt such as NaCl can match, and it starts with a metal or H (so one of those symbols occurs).
+# A count follows a letter or a bracket: without one in the text, the salt anchor is enough.
 NOT_WORD = r"[^A-Za-z0-9_\-]"
-FORMULA_PAIR = re.compile(r"[A-IK-PR-Z(][a-z0-9₀-₉A-Z(]")
+COUNT_AFTER_SYMBOL = re.compile(r"[0-9₀-₉](?<=[A-Za-z)].)")
+WITH_COUNTS = needles(DIGITS + SUBSCRIPT_DIGITS, (COUNT_AFTER_SYMBOL,))
 
 
 def symbol_then(singles: str, initials: str, symbols: str, then: str) -> str:
@@ -799,10 +800,10 @@ RULES: tuple[Rule, ...] = (
     _rule("functions", "trig_of_angle", "cos θ", needles("θφαβγπ", ("sin", "cos", "tan")),
           rf"{word_start('sin|cos|tan')}[ \t]?[θφαβγπ]"),
     # --- chemical formulas --------------------------------------------------------------------
-    _rule("chemical_formulas", "formula", "H2O", needles(UPPER, (FORMULA_PAIR,)), FORMULA_TOKEN,
+    _rule("chemical_formulas", "formula", "H2O", needles(UPPER), FORMULA_TOKEN,
           check=is_chemical_formula,
-          anchors=(anchor(FORMULA_ANCHOR, needs=needles(DIGITS + SUBSCRIPT_DIGITS), back=0),
-                   anchor(SALT_ANCHOR, back=0))),
+          anchors=(anchor(FORMULA_ANCHOR, needs=WITH_COUNTS, back=0),
+                   anchor(SALT_ANCHOR, needs=needles(tuple(sorted(FORMULA_FIRST))), back=0))),
     _rule("chemical_formulas", "formula_with_coefficient", "6CO2 + 6H2O",
           needles(DIGITS, UPPER), COEFFICIENT_FORMULA_TOKEN,
           check=is_formula_with_coefficient, anchors=(anchor(COEFFICIENT_ANCHOR, back=0),)),
