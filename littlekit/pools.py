@@ -17,7 +17,8 @@ not say which dropped documents count as Beyond-K-5; here the rule is explicit:
 `pool_frame` turns cascade outcomes into one row per document with its pool; `pool_texts`
 gives the two lists `littlekit.blocklist.score_words` takes. `retention_after_stages` counts,
 per group (e.g. K-5 vs Beyond K-5), the share still kept after each stage, for Figure-2 style
-tables. `overlaps` flags documents sharing text with a held-out set, to keep it out of the pools;
+tables (through `littlekit.validate.retention_table`). `overlaps` flags documents sharing text
+with a held-out set, to keep it out of the pools;
 `document_frequency` tells a word spread over a pool from one that a single document repeats.
 """
 
@@ -29,8 +30,8 @@ import pandas as pd
 
 from littlekit.labels import shingles
 from littlekit.pipeline import DROPPED, KEPT, Outcome
-from littlekit.stats import wilson_interval
 from littlekit.text import word_tokens
+from littlekit.validate import RAW, retention_table
 
 K5_POOL = "K-5"
 BEYOND_POOL = "Beyond K-5"
@@ -107,7 +108,9 @@ def retention_after_stages(
     `frame` has one row per document with `group`, `status` and `stage` (the stage that dropped
     or errored it; None when kept), as `pool_frame` gives it. A document dropped or errored at
     stage i counts as kept after every stage before i. Rows: (after, group) with n, kept, share
-    and a Wilson interval; `after` runs "input", then the stages in order.
+    and a Wilson interval; `after` runs "input", then the stages in order. The counting is
+    `littlekit.validate.retention_table`'s (Figure 2); this only adds the exit positions it
+    needs and names the rows the way chapters 4 and 6 read them.
     """
     unknown = set(frame.loc[frame["status"] != KEPT, "stage"].dropna()) - set(stages)
     if unknown:
@@ -115,20 +118,15 @@ def retention_after_stages(
     position = {name: i for i, name in enumerate(stages)}
     # the index of the first stage a document did not pass; len(stages) for kept documents, and
     # 0 for a record that errored before any stage (it counts at the input, never after stage 1)
-    left_at = [
-        len(stages) if status == KEPT else position.get(stage, 0)
-        for status, stage in zip(frame["status"], frame["stage"], strict=True)
-    ]
-    left = pd.Series(left_at, index=frame.index)
-    rows = []
-    for step, after in enumerate([INPUT, *stages]):
-        passed = left >= step
-        for name, members in frame.groupby(group, sort=True).groups.items():
-            rows.append({"after": after, group: name, "n": len(members), "kept": int(passed[members].sum())})
-    table = pd.DataFrame(rows)
-    table["share"] = table["kept"] / table["n"]
-    table["ci_low"], table["ci_high"] = wilson_interval(table["kept"], table["n"], confidence)
-    return table.set_index(["after", group])
+    exits = frame.assign(
+        exit_index=[
+            len(stages) if status == KEPT else position.get(stage, 0)
+            for status, stage in zip(frame["status"], frame["stage"], strict=True)
+        ]
+    )
+    table = retention_table(exits, stages, by=group, confidence=confidence)
+    table = table.rename(columns={"stage": "after", "retained": "kept"}).replace({"after": {RAW: INPUT}})
+    return table.set_index(["after", group])[["n", "kept", "share", "ci_low", "ci_high"]]
 
 
 def overlaps(texts: Iterable[str], reference: Iterable[str], n: int = 8) -> list[bool]:
