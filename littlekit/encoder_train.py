@@ -166,15 +166,14 @@ def build_tiny_modernbert(
     train_texts: Sequence[str],
     out_dir: str | Path,
     vocab_size: int = 8000,
-    hidden_size: int = TINY_SIZE["hidden_size"],
-    num_hidden_layers: int = TINY_SIZE["num_hidden_layers"],
-    num_attention_heads: int = TINY_SIZE["num_attention_heads"],
-    intermediate_size: int = TINY_SIZE["intermediate_size"],
-    dropout: float = TINY_SIZE["dropout"],
     max_position_embeddings: int = MAX_LENGTH,
     seed: int = 0,
+    **size: Any,
 ) -> Path:
     """Save a randomly initialised tiny ModernBERT classifier and its tokenizer to `out_dir`.
+
+    `size` goes to `tiny_modernbert_config` (hidden_size, num_hidden_layers, num_attention_heads,
+    intermediate_size, dropout; TINY_SIZE where not given).
 
     The directory is a starting point for `fine_tune`, exactly where a pretrained checkpoint
     (answerdotai/ModernBERT-base, or a local copy) would otherwise go.
@@ -184,15 +183,7 @@ def build_tiny_modernbert(
 
     torch.manual_seed(seed)
     tokenizer = train_tokenizer(train_texts, vocab_size, model_max_length=max_position_embeddings)
-    config = tiny_modernbert_config(
-        tokenizer,
-        hidden_size=hidden_size,
-        num_hidden_layers=num_hidden_layers,
-        num_attention_heads=num_attention_heads,
-        intermediate_size=intermediate_size,
-        dropout=dropout,
-        max_position_embeddings=max_position_embeddings,
-    )
+    config = tiny_modernbert_config(tokenizer, max_position_embeddings=max_position_embeddings, **size)
     model = AutoModelForSequenceClassification.from_config(config)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
