@@ -21,13 +21,7 @@ def make_texts(n: int, seed: int) -> list[str]:
     return [" ".join(rng.choices(WORDS, k=rng.choice([1, 2, 5, 9]))) for _ in range(n)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """A model this small runs ~20x faster on one thread than with two contending on a busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,15 @@
+"""Fixtures shared by several test modules."""
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """One torch thread for a module's tiny models: on a shared 2-core machine two threads spin
+    against each other (about 20x slower). Modules opt in with
+    `pytestmark = pytest.mark.usefixtures("one_thread")`."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
