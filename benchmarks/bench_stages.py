@@ -29,7 +29,7 @@ from pathlib import Path
 
 from littlekit import config
 from littlekit.text import WORD_RE
-from littlekit.throughput import BenchArtifacts, facts_line, machine_facts
+from littlekit.throughput import BenchArtifacts, best_cpu_seconds, facts_line, machine_facts
 
 DEFAULT_SOURCES = ("demo_corpus/demo_web.jsonl", "commoncoretext_pd/passages.jsonl")
 
@@ -110,17 +110,6 @@ def bench_aoa(texts: list[str], args: argparse.Namespace) -> list[str]:
 ADVERSARIAL_TARGET_MS = 50.0  # issue 2: stage 4 under 50 ms on each 1 MB adversarial string
 
 
-def cpu_seconds(run: Callable[[], object], repeats: int) -> float:
-    """Best CPU time of this process over `repeats` runs: other work on a shared machine steals
-    wall time from a run but not CPU time."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        run()
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def bench_symbolic(texts: list[str], args: argparse.Namespace) -> list[str]:
     """Stage 4 (symbolic notation): docs/s on the texts, then CPU ms per 1 MB adversarial string.
 
@@ -146,8 +135,8 @@ def bench_symbolic(texts: list[str], args: argparse.Namespace) -> list[str]:
     ]
     over = []
     for unit, text in adversarial_inputs().items():
-        score_ms = 1000 * cpu_seconds(lambda: stage.score(text), repeats=3)  # noqa: B023
-        all_ms = 1000 * cpu_seconds(lambda: match_all(text), repeats=1)  # noqa: B023
+        score_ms = 1000 * best_cpu_seconds(lambda: stage.score(text), repeats=3)  # noqa: B023
+        all_ms = 1000 * best_cpu_seconds(lambda: match_all(text), repeats=1)  # noqa: B023
         family = stage.score(text)["family"] or "-"
         if score_ms >= ADVERSARIAL_TARGET_MS:
             over.append(unit)

@@ -32,6 +32,7 @@ from littlekit.stages.symbolic import (
     match_spans,
     needles,
 )
+from littlekit.throughput import best_cpu_seconds
 
 STAGE = SymbolicStage()
 
@@ -266,16 +267,6 @@ MEGABYTE = 1_000_000
 # milliseconds per adversarial string (issue 2's target is 50 ms); this bound leaves room for a
 # loaded shared machine and still fails on the 0.2-0.6 s the rules cost before anchors.
 SCORE_BUDGET_S = 0.2
-
-
-def best_cpu_seconds(run, repeats: int = 3) -> float:
-    """CPU time of this process, so other work on the machine does not make a bound flaky."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        run()
-        best = min(best, time.process_time() - start)
-    return best
 
 
 # Near misses of the anchors added for speed (not in ADVERSARIAL_UNITS, which chapter 5 and the
