@@ -14,9 +14,10 @@ global gradient norm. On a GPU the forward runs under bf16 autocast (fp32 weight
 state); on the CPU in fp32, seeded and deterministic.
 
 Processes: started by torchrun (WORLD_SIZE > 1) the trainer joins the process group (nccl on
-GPUs, gloo on CPUs) unless the caller already did, and wraps the model in DDP (default) or FSDP2
-`fully_shard` (each decoder layer, then the root). The loader hands rank r its contiguous share of
-each global batch, so N processes see the same rows per step as one process accumulating them.
+GPUs, gloo on CPUs) unless the caller already did, leaves it up for later calls, and wraps the
+model in DDP (default) or FSDP2 `fully_shard` (each decoder layer, then the root). The loader
+hands rank r its contiguous share of each global batch, so N processes see the same rows per step
+as one process accumulating them.
 
 Every `eval_every` steps (and at the start and the end) validation bits per byte is measured on
 the held-out stream of `val_data` (`shards.eval_batches`, split over ranks, Σ nats / (ln 2 · Σ
@@ -34,6 +35,7 @@ val_bpb/val_loss at evaluations.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import math
@@ -147,7 +149,6 @@ class _Dist:
     world_size: int
     local_rank: int
     device: torch.device
-    created_group: bool
 
     @property
     def main(self) -> bool:
@@ -165,13 +166,19 @@ def _setup(config: TrainConfig) -> _Dist:
         if device.index is None:
             device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
-    created = False
     if world_size > 1 and not dist.is_initialized():
+        # Joined once per process and left up for later train() calls: a process group cannot be
+        # joined again after it is destroyed under torchrun's rendezvous. Destroyed at exit.
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-        created = True
+        atexit.register(_destroy_group)
     if dist.is_initialized():
-        return _Dist(dist.get_rank(), dist.get_world_size(), local_rank, device, created)
-    return _Dist(0, 1, 0, device, False)
+        return _Dist(dist.get_rank(), dist.get_world_size(), local_rank, device)
+    return _Dist(0, 1, 0, device)
+
+
+def _destroy_group() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def _all_sum(values: list[float], d: _Dist) -> list[float]:
@@ -330,6 +337,17 @@ def build_schedule(config: TrainConfig):
 # --- checkpoints ---------------------------------------------------------------------------------
 
 
+def _tied_names(model: torch.nn.Module) -> list[str]:
+    """Names of parameters that are another name's parameter (a tied LM head), without wrappers."""
+    seen: set[int] = set()
+    tied = []
+    for name, param in model.named_parameters(remove_duplicate=False):
+        if id(param) in seen:
+            tied.append(name.removeprefix("module."))
+        seen.add(id(param))
+    return tied
+
+
 def _full_state(wrapped: torch.nn.Module, optimizer) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Full (unsharded, CPU) model and optimizer state dicts keyed by parameter name; collective."""
     from torch.distributed.checkpoint.state_dict import (
@@ -340,6 +358,8 @@ def _full_state(wrapped: torch.nn.Module, optimizer) -> tuple[dict[str, Any], di
 
     options = StateDictOptions(full_state_dict=True, cpu_offload=True)
     model_state = get_model_state_dict(wrapped, options=options)
+    for name in _tied_names(wrapped):  # gathered as separate copies; save_pretrained keeps one
+        model_state.pop(name, None)
     optim_state = None
     if optimizer is not None:
         optim_state = get_optimizer_state_dict(wrapped, optimizer.optimizers, options=options)
@@ -430,23 +450,38 @@ def _truncate_metrics(path: Path, step: int) -> None:
 def _validate(
     raw: torch.nn.Module, config: TrainConfig, d: _Dist, precision: str, total_batches: int
 ) -> dict[str, float]:
-    """Validation bits per byte over the first val_batches global batches of the held-out stream."""
-    from littlekit.evals.bpb import bpb_from_token_losses, stream_bpb
+    """Validation bits per byte over the first val_batches global batches of the held-out stream.
+
+    The same sums as `evals.bpb.stream_bpb`, but under no_grad rather than inference_mode (FSDP2's
+    all-gather buffers must stay ordinary tensors for the next training step), and under FSDP a
+    rank with one batch fewer runs a dummy forward so every rank joins every all-gather.
+    """
+    from littlekit.evals.bpb import bpb_from_token_losses
+    from littlekit.shards import IGNORE_INDEX, eval_batches
 
     batch_size = config.val_batch_size or config.micro_batch
     n = total_batches if config.val_batches is None else min(config.val_batches, total_batches)
     mine = len(range(d.rank, n, d.world_size))  # batches are dealt round-robin
-    with _autocast(precision, d.device):
-        result = stream_bpb(
-            raw, config.val_data, config.seq_len, batch_size, d.device, d.rank, d.world_size, max_batches=mine
-        )
-        if d.world_size > 1 and config.parallel == "fsdp":
-            # Every FSDP forward all-gathers parameters: ranks with one batch fewer run a dummy one.
-            dummy = torch.zeros((1, config.seq_len), dtype=torch.long, device=d.device)
-            with torch.no_grad():
+    stream = eval_batches(config.val_data, config.seq_len, batch_size, d.rank, d.world_size)
+    nats, n_bytes, tokens = 0.0, 0, 0
+    raw.eval()
+    try:
+        with torch.no_grad(), _autocast(precision, d.device):
+            for _, (input_ids, labels, batch_bytes) in zip(range(mine), stream, strict=False):
+                logits = raw(input_ids=input_ids.to(d.device)).logits
+                labels = labels.to(d.device)
+                nats += F.cross_entropy(
+                    logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, reduction="sum"
+                ).item()
+                n_bytes += batch_bytes
+                tokens += int((labels != IGNORE_INDEX).sum())
+            if d.world_size > 1 and config.parallel == "fsdp":
+                dummy = torch.zeros((1, config.seq_len), dtype=torch.long, device=d.device)
                 for _ in range(math.ceil(n / d.world_size) - mine):
                     raw(input_ids=dummy)
-    nats, n_bytes, tokens = _all_sum([result["nats"], result["bytes"], result["tokens"]], d)
+    finally:
+        raw.train()
+    nats, n_bytes, tokens = _all_sum([nats, n_bytes, tokens], d)
     return {
         "val_bpb": bpb_from_token_losses(nats, int(n_bytes)),
         "val_loss": nats / tokens,
@@ -508,11 +543,7 @@ def train(config: TrainConfig) -> TrainResult:
 
     _check_config(config)
     d = _setup(config)
-    try:
-        return _train(config, d, AutoTokenizer.from_pretrained(config.tokenizer))
-    finally:
-        if d.created_group:
-            dist.destroy_process_group()
+    return _train(config, d, AutoTokenizer.from_pretrained(config.tokenizer))
 
 
 def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
