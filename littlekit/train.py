@@ -28,7 +28,8 @@ model in `save_pretrained` format (config.json, model.safetensors), the tokenize
 `trainer_state.json`, so `AutoModelForCausalLM.from_pretrained` and
 `AutoTokenizer.from_pretrained` load it and `resume` continues the run exactly. `metrics.jsonl`
 in the run directory gets one record per logged step: step, tokens, loss, lr, lr_muon,
-grad_norm, tokens_per_s, elapsed_s (training time, evaluation and saving excluded), and
+grad_norm, tokens_per_s, elapsed_s and cpu_s (this process's wall and CPU seconds of training,
+evaluation and saving excluded; CPU time is what a shared machine cannot steal), and
 val_bpb/val_loss at evaluations.
 """
 
@@ -288,7 +289,7 @@ def _build_model(config: TrainConfig, tokenizer: Any, weights_from: str | None):
 def _wrap(model: torch.nn.Module, config: TrainConfig, d: _Dist) -> torch.nn.Module:
     """The module the training forward runs through: the model, DDP(model) or the FSDP2 model."""
     if config.activation_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
     model.to(d.device)
     if d.world_size == 1:
         return model
@@ -591,7 +592,8 @@ def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
     log = _Log(config, d, step)
     losses: list[float] = []
     train_seconds = state["elapsed_s"] if state is not None else 0.0
-    mark_step, window_seconds = step, 0.0
+    cpu_seconds = state.get("cpu_s", 0.0) if state is not None else 0.0
+    mark_step, window_seconds, window_cpu = step, 0.0, 0.0
 
     def evaluate() -> dict[str, float]:
         return _validate(raw, config, d, precision, val_total) if config.val_data else {}
@@ -606,6 +608,7 @@ def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
             "best_step": best_step,
             "world_size": d.world_size,
             "elapsed_s": train_seconds,
+            "cpu_s": cpu_seconds,
             "config": asdict(config),
         }
 
@@ -625,7 +628,7 @@ def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
     while step < end_step:
         factor = schedule(step)
         optimizer.set_lr_factor(factor)
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         total = torch.zeros((), device=d.device)
         for micro in range(accumulation):
             input_ids, labels = next(loader)
@@ -646,9 +649,11 @@ def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
         logging = step % config.log_every == 0 or evaluating or step == end_step
         rank_loss = total.item() / accumulation if logging else 0.0  # waits for the GPU's step
         window_seconds += time.perf_counter() - started
+        window_cpu += time.process_time() - started_cpu
         if logging:
             mean_loss = _all_sum([rank_loss], d)[0] / d.world_size
             train_seconds += window_seconds
+            cpu_seconds += window_cpu
             record = {
                 "step": step,
                 "tokens": step * tokens_per_step,
@@ -659,9 +664,10 @@ def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
                 "grad_norm": _norm_value(grad_norm),
                 "tokens_per_s": (step - mark_step) * tokens_per_step / max(window_seconds, 1e-9),
                 "elapsed_s": train_seconds,
+                "cpu_s": cpu_seconds,
             }
             losses.append(mean_loss)
-            mark_step, window_seconds = step, 0.0
+            mark_step, window_seconds, window_cpu = step, 0.0, 0.0
             if evaluating:
                 record.update(evaluate())
                 last_bpb = record["val_bpb"]
