@@ -1,0 +1,234 @@
+"""Training tokens/s of `littlekit train` against the transformers Trainer, same model, data and batch.
+
+    python benchmarks/bench_train.py [--docs 1000] [--vocab-size 4096] [--size nano] [--seq-len 256]
+        [--batch 16] [--steps 30] [--warmup 5] [--repeats 2] [--threads 1]
+
+A byte-level BPE (littlekit.tokenizer) is trained on the first --docs texts of the embedded demo
+corpus and the texts are written as token shards (littlekit.shards) in a temporary folder. Three
+trainers then train the same freshly initialised model (same seed) on the same rows in the same
+order (one `BatchLoader` stream; the Trainer reads it through an IterableDataset, one row at a
+time), --batch sequences of --seq-len tokens per step, no gradient accumulation, fp32 on the
+CPU, gradient norm clipped at 1.0, a constant learning rate:
+
+- ours, muon:  `littlekit.train.train` as it trains by default (Muon + AdamW);
+- ours, adamw: the same loop with AdamW for every parameter;
+- HF Trainer:  `transformers.Trainer` with torch AdamW, the same lr, betas and eps.
+
+"ours, adamw" and the Trainer do the same arithmetic: the Trainer is given the same shifted
+labels (`shift_labels`), so both compute the mean loss over every token of the batch, and their
+losses should agree step for step (printed). The Trainer's own loop overhead (accelerate,
+callbacks, collation) is what the ratio measures. Each trainer runs --warmup + --steps steps;
+the first --warmup are excluded from the timing. Rates are per wall second and per CPU second
+of this process (all its threads): on a shared machine other work steals wall time, not CPU
+time. Trainers alternate over --repeats rounds and each keeps its best round (by CPU rate).
+--threads defaults to 1: a nano model's operations are too small to split, and on a busy
+2-core machine two torch threads spend most of their time waiting for each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from littlekit import config
+from littlekit.throughput import facts_line
+
+
+def load_texts(n: int) -> list[str]:
+    path = config.data_path("demo_corpus/demo_web.jsonl")
+    with path.open(encoding="utf-8") as handle:
+        texts = [json.loads(line).get("text") or "" for line in handle if line.strip()]
+    return [text for text in texts if text][:n]
+
+
+def rate(tokens: int, wall: float, cpu: float) -> dict[str, float]:
+    wall, cpu = max(wall, 1e-9), max(cpu, 1e-9)
+    return {"wall_tps": tokens / wall, "cpu_tps": tokens / cpu, "wall": wall, "cpu": cpu}
+
+
+def run_ours(args, paths: dict[str, str], optimizer: str, run_dir: Path) -> tuple[dict, list[float]]:
+    from littlekit.train import TrainConfig, train
+
+    steps = args.warmup + args.steps
+    result = train(
+        TrainConfig(
+            data=paths["train"],
+            tokenizer=paths["tokenizer"],
+            run_dir=str(run_dir),
+            size=args.size,
+            seq_len=args.seq_len,
+            global_batch=args.batch,
+            micro_batch=args.batch,
+            max_steps=steps,
+            warmup_steps=0,
+            cooldown_steps=0,
+            optimizer=optimizer,
+            adamw_lr=args.lr,
+            seed=args.seed,
+            eval_every=0,
+            device="cpu",
+            precision="fp32",
+            progress=False,
+        )
+    )
+    records = [json.loads(line) for line in Path(result.metrics_path).read_text().splitlines()]
+    by_step = {r["step"]: r for r in records}
+    first, last = by_step[args.warmup], by_step[steps]
+    tokens = args.steps * args.batch * args.seq_len
+    return rate(tokens, last["elapsed_s"] - first["elapsed_s"], last["cpu_s"] - first["cpu_s"]), result.losses
+
+
+def run_hf(args, paths: dict[str, str], out_dir: Path) -> tuple[dict, list[float]]:
+    import torch
+    from transformers import AutoTokenizer, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+
+    from littlekit.model import build_model, qwen3_config
+    from littlekit.shards import BatchLoader
+
+    class Rows(torch.utils.data.IterableDataset):
+        """The loader's rows in its global order, one at a time, as the Trainer's examples."""
+
+        def __iter__(self):
+            loader = BatchLoader(paths["train"], args.seq_len, 1, args.seed)
+            for input_ids, labels in loader:
+                yield {"input_ids": input_ids[0], "labels": labels[0], "shift_labels": labels[0]}
+
+    class Clock(TrainerCallback):
+        def __init__(self):
+            self.marks: list[tuple[float, float]] = []
+            self.losses: list[float] = []
+
+        def on_step_end(self, training_args, state, control, **kwargs):
+            self.marks.append((time.perf_counter(), time.process_time()))
+
+        def on_log(self, training_args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs:
+                self.losses.append(float(logs["loss"]))
+
+    tokenizer = AutoTokenizer.from_pretrained(paths["tokenizer"])
+    torch.manual_seed(args.seed)  # the same initial weights as ours (built the same way, same seed)
+    pad = tokenizer.pad_token_id
+    model = build_model(
+        qwen3_config(
+            args.size,
+            len(tokenizer),
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=pad,
+        )
+    )
+    model.config.use_cache = False
+    training_args = TrainingArguments(
+        output_dir=str(out_dir),
+        per_device_train_batch_size=args.batch,
+        max_steps=args.warmup + args.steps,
+        learning_rate=args.lr,
+        weight_decay=0.0,
+        adam_beta1=0.9,
+        adam_beta2=0.95,
+        adam_epsilon=1e-8,
+        max_grad_norm=1.0,
+        lr_scheduler_type="constant",
+        optim="adamw_torch",
+        logging_strategy="steps",
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        seed=args.seed,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        remove_unused_columns=False,  # else shift_labels (a **kwargs of forward) is dropped
+    )
+    clock = Clock()
+    trainer = Trainer(model=model, args=training_args, train_dataset=Rows(), callbacks=[clock])
+    trainer.remove_callback(PrinterCallback)  # it prints every step's logs
+    # The Trainer would divide the summed loss by a token count taken from `labels` with its own
+    # shift (seq_len - 1 per row); the model's mean over shift_labels is the loss ours computes.
+    trainer.model_accepts_loss_kwargs = False
+    trainer.train()
+    (wall0, cpu0), (wall1, cpu1) = clock.marks[args.warmup - 1], clock.marks[-1]
+    tokens = args.steps * args.batch * args.seq_len
+    return rate(tokens, wall1 - wall0, cpu1 - cpu0), clock.losses
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--docs", type=int, default=1000, help="demo-corpus texts to train on")
+    parser.add_argument("--vocab-size", type=int, default=4096)
+    parser.add_argument("--size", default="nano")
+    parser.add_argument("--seq-len", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=16, help="sequences per step")
+    parser.add_argument("--steps", type=int, default=30, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed steps before them (>= 1)")
+    parser.add_argument("--repeats", type=int, default=2, help="rounds; each trainer keeps its best")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default)")
+    parser.add_argument("--lr", type=float, default=3e-3, help="AdamW learning rate (Muon keeps its 0.02)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.warmup < 1 or args.steps < 1:
+        parser.error("--warmup and --steps must be at least 1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    from littlekit.model import param_counts, qwen3_config
+    from littlekit.shards import write_shards
+    from littlekit.tokenizer import train_tokenizer
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(facts_line())
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), CPU, fp32")
+    with tempfile.TemporaryDirectory(prefix="bench-train-") as work:
+        root = Path(work)
+        texts = load_texts(args.docs)
+        tokenizer = train_tokenizer(texts, args.vocab_size, out_dir=root / "tokenizer")
+        manifest = write_shards(texts, tokenizer, root / "train")
+        paths = {"tokenizer": str(root / "tokenizer"), "train": str(root / "train")}
+        counts = param_counts(qwen3_config(args.size, len(tokenizer)))
+        print(f"data: {len(texts):,} demo-corpus texts, {manifest['n_tokens']:,} tokens, vocabulary "
+              f"{len(tokenizer):,}; model {args.size}: {counts['total'] / 1e6:.2f}M parameters "
+              f"({counts['non_embedding'] / 1e6:.2f}M non-embedding)")  # fmt: skip
+        print(
+            f"batch {args.batch} x {args.seq_len} = {args.batch * args.seq_len:,} tokens per step; "
+            f"{args.steps} timed steps after {args.warmup} warm-up steps; best of {args.repeats} round(s)"
+        )
+        runs = {
+            "ours, muon": lambda i: run_ours(args, paths, "muon", root / f"muon{i}"),
+            "ours, adamw": lambda i: run_ours(args, paths, "adamw", root / f"adamw{i}"),
+            "HF Trainer": lambda i: run_hf(args, paths, root / f"hf{i}"),
+        }
+        best: dict[str, dict] = {}
+        losses: dict[str, list[float]] = {}
+        for i in range(args.repeats):
+            for name, run in runs.items():
+                measured, losses[name] = run(i)
+                if name not in best or measured["cpu_tps"] > best[name]["cpu_tps"]:
+                    best[name] = measured
+    hf = best["HF Trainer"]
+    print(f"{'trainer':<12} {'tokens/s':>9} {'tokens/s/core':>14} {'wall s':>7} {'cpu s':>7} "
+          f"{'/ HF (wall)':>12} {'/ HF (cpu)':>11} {'final loss':>11}")  # fmt: skip
+    for name, m in best.items():
+        print(f"{name:<12} {m['wall_tps']:9,.0f} {m['cpu_tps']:14,.0f} {m['wall']:7.2f} {m['cpu']:7.2f} "
+              f"{m['wall_tps'] / hf['wall_tps']:12.2f} {m['cpu_tps'] / hf['cpu_tps']:11.2f} "
+              f"{losses[name][-1]:11.4f}")  # fmt: skip
+    gap = max(abs(a - b) for a, b in zip(losses["ours, adamw"], losses["HF Trainer"], strict=False))
+    print(
+        f"same arithmetic check: ours (adamw) and the HF Trainer differ by at most {gap:.2e} in loss "
+        f"over {len(losses['HF Trainer'])} steps"
+    )
+    print("ratio = our tokens/s / the HF Trainer's (same model, rows, batch, precision, process)")
+    print(facts_line())
+
+
+if __name__ == "__main__":
+    main()
