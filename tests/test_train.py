@@ -199,6 +199,18 @@ def test_checkpoints_load_with_auto_classes(data, straight):
     assert not (Path(config.run_dir) / "best" / "trainer_state.pt").exists()
 
 
+def test_init_from_continues_the_weights_with_a_fresh_optimizer(data, straight, tmp_path):
+    # A cool-off phase started from a pretrained checkpoint, here on a two-source mixture.
+    config, result = straight
+    mixture = {data["train"]: 0.8, data["val"]: 0.2}
+    phase = replace(tiny_config(data, tmp_path, max_steps=2, init_from=str(Path(config.run_dir) / "last")),
+                    data=mixture)  # fmt: skip
+    second = train(phase)
+    first = read_metrics(tmp_path)[0]
+    assert first["step"] == 0 and first["val_bpb"] == pytest.approx(result.last_val_bpb, rel=1e-6)
+    assert second.steps == 2 and second.resumed_from_step == 0
+
+
 def test_best_checkpoint_is_not_the_last_when_validation_worsens(data, tmp_path):
     # A learning rate far too high: validation improves, then gets worse.
     config = tiny_config(data, tmp_path, max_steps=5, eval_every=1, adamw_lr=0.3, muon_lr=0.3,
