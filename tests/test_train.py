@@ -21,17 +21,10 @@ from littlekit.train import (
     train,
 )
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
+
 # Small enough that a step takes milliseconds on one CPU core.
 TINY = {"size": "nano", "seq_len": 32, "global_batch": 4, "micro_batch": 2, "progress": False}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Ops on a nano model are too small to share: two threads on a busy machine wait on each other.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

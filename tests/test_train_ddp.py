@@ -32,16 +32,12 @@ def read_metrics(run_dir: Path) -> list[dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")  # tests/conftest.py; the workers get OMP_NUM_THREADS=1
 def test_two_process_run_matches_one_process(tmp_path):
     data = make_train_data(tmp_path / "data")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        reference = train(TrainConfig(data=data["train"], val_data=data["val"], tokenizer=data["tokenizer"],
-                                      run_dir=str(tmp_path / "one"), micro_batch=2, progress=False,
-                                      **SHAPE))  # fmt: skip
-    finally:
-        torch.set_num_threads(before)
+    reference = train(TrainConfig(data=data["train"], val_data=data["val"], tokenizer=data["tokenizer"],
+                                  run_dir=str(tmp_path / "one"), micro_batch=2, progress=False,
+                                  **SHAPE))  # fmt: skip
 
     args = ["--data", data["train"], "--val-data", data["val"], "--tokenizer", data["tokenizer"],
             "--micro-batch", "1", "--no-progress"]  # fmt: skip
