@@ -464,7 +464,7 @@ def slurm_script(plan: Plan) -> str:
         *([f"source {shlex.quote(c.venv)}/bin/activate"] if c.venv else []),
         "export HF_HUB_OFFLINE=1",
         f"export OMP_NUM_THREADS={c.cpus_per_gpu}",
-        'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)',
         f"MASTER_PORT={c.master_port}",
         "export MASTER_ADDR MASTER_PORT",
         "",

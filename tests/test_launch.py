@@ -94,7 +94,7 @@ def test_script_has_sbatch_lines_and_torchrun_flags():
         "#SBATCH --partition=gpu",
         "#SBATCH --account=lab",
         f"#SBATCH --time={slurm_time(plan.hours * 1.2)}",
-        'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)',
         "source /opt/venv/bin/activate",
         "cd /code",
     ):
