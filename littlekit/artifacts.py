@@ -55,7 +55,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "data/aoa.parquet",
         "aoa",
         "AoA table, columns word, aoa (years)",
-        "littlekit.artifacts.export_aoa_table(table, DIR), e.g. from data/aoa/aoa_lemma.csv (stage 1 default)",
+        "littlekit.artifacts.export_aoa_table(table, DIR), e.g. from data/aoa/aoa_lemma.csv",
     ),
     Artifact(
         "fasttext_model",
