@@ -27,6 +27,12 @@ BAND_COLORS: dict[str, str] = {
     "K-5": "#0173b2",
     "Beyond K-5": "#d55e00",
 }
+# The models the evaluation chapters compare keep one colour each: LittleLearner takes K-5's blue.
+MODEL_COLORS: dict[str, str] = {
+    "LittleLearner": "#0173b2",
+    "UNFILTERED": "#555555",
+    "Gemma 2B": "#029e73",
+}
 BAND_ORDER: tuple[str, ...] = BANDS
 SPLIT_ORDER: tuple[str, ...] = ("K-5", "Beyond K-5")
 FIGSIZE: tuple[float, float] = (7.0, 4.0)
