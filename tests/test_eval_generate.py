@@ -1,0 +1,167 @@
+"""generate() on a real tiny Qwen3 and tokenizer, against a direct token-by-token loop."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from transformers import Qwen3Config, Qwen3ForCausalLM
+
+from littlekit.evals.generate import (
+    cut_at_stop,
+    filtered_probs,
+    generate,
+    prompt_ids,
+    row_seed,
+    vllm_available,
+)
+from littlekit.tokenizer import train_tokenizer
+
+WORDS = "the cat dog sun ran sat hop big red blue fish tree 12 345 + = Answer: play jump".split()
+PROMPTS = ["the cat", "12 + 345 =", "big red fish ran to the tree and", "Answer:", "sun"]
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
+
+
+def make_texts(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(WORDS, k=rng.choice([1, 3, 6, 9]))) + "\n\n" for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(make_texts(300, 0), vocab_size=300)
+
+
+@pytest.fixture(scope="module")
+def model(tokenizer) -> Qwen3ForCausalLM:
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=128,
+        initializer_range=0.3,  # predictions depend visibly on context
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(0)
+    # float64: left padding changes logits only by rounding, far below what could flip a draw
+    return Qwen3ForCausalLM(config).double().eval()
+
+
+@torch.no_grad()
+def direct(
+    model,
+    tokenizer,
+    prompt: str,
+    steps: int,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    seed: int = 0,
+    prompt_index: int = 0,
+    sample_index: int = 0,
+) -> str:
+    """Token by token, one full forward pass per step, no cache, no padding, no stop strings."""
+    ids = prompt_ids(tokenizer, prompt)
+    start = len(ids)
+    generator = torch.Generator().manual_seed(row_seed(seed, prompt_index, sample_index))
+    for _ in range(steps):
+        logits = model(torch.tensor([ids])).logits[0, -1]
+        if temperature == 0:
+            token = int(logits.argmax())
+        else:
+            token = int(
+                torch.multinomial(
+                    filtered_probs(logits.float(), temperature, top_p, top_k), 1, generator=generator
+                )[0]
+            )
+        ids.append(token)
+        if token == tokenizer.eos_token_id:
+            break
+    return tokenizer.decode(ids[start:], skip_special_tokens=True)
+
+
+def test_prompt_starts_with_bos(tokenizer):
+    ids = prompt_ids(tokenizer, "the cat")
+    assert ids[0] == tokenizer.bos_token_id == 0
+    assert ids[1:] == tokenizer("the cat", add_special_tokens=False)["input_ids"]
+
+
+def test_greedy_matches_direct_loop_batched_and_one_by_one(model, tokenizer):
+    batched = generate(model, tokenizer, PROMPTS, max_new_tokens=10, batch_size=3, stop=())
+    single = [generate(model, tokenizer, [p], max_new_tokens=10, batch_size=1, stop=())[0] for p in PROMPTS]
+    expected = [[direct(model, tokenizer, p, 10)] for p in PROMPTS]
+    assert batched == single == expected
+    assert len({c[0] for c in batched}) > 1  # the prompts lead somewhere different
+
+
+def test_sampling_matches_direct_loop_and_seed_reproduces(model, tokenizer):
+    kwargs = dict(n_samples=3, max_new_tokens=8, temperature=1.0, top_p=0.9, top_k=20, stop=())
+    first = generate(model, tokenizer, PROMPTS, batch_size=4, seed=7, **kwargs)
+    again = generate(model, tokenizer, PROMPTS, batch_size=16, seed=7, **kwargs)
+    other = generate(model, tokenizer, PROMPTS, batch_size=4, seed=8, **kwargs)
+    assert first == again
+    assert first != other
+    assert [len(c) for c in first] == [3] * len(PROMPTS)
+    expected = [
+        [
+            direct(model, tokenizer, p, 8, 1.0, 0.9, 20, seed=7, prompt_index=i, sample_index=j)
+            for j in range(3)
+        ]
+        for i, p in enumerate(PROMPTS)
+    ]
+    assert first == expected
+    assert any(len(set(c)) > 1 for c in first)  # samples of one prompt differ
+
+
+def test_stop_strings_cut_the_completion(model, tokenizer):
+    full = generate(model, tokenizer, PROMPTS, max_new_tokens=12, stop=())
+    for prompt, (text,) in zip(PROMPTS, full, strict=True):
+        if len(text) < 6:
+            continue
+        stop = text[3:5]
+        (cut,) = generate(model, tokenizer, [prompt], max_new_tokens=12, stop=(stop,))[0:1]
+        assert cut == [text[: text.find(stop)]]
+        assert stop not in cut[0]
+
+
+def test_cut_at_stop_takes_the_earliest():
+    assert cut_at_stop("a b\n\nc Q:", ("Q:", "\n\n")) == "a b"
+    assert cut_at_stop("no stop here", ("\n\n",)) == "no stop here"
+
+
+def test_filtered_probs_top_k_and_top_p():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    assert filtered_probs(logits, 1.0, 1.0, 2).tolist()[0] == pytest.approx([0.625, 0.375, 0, 0])
+    assert filtered_probs(logits, 1.0, 0.75, 0).tolist()[0] == pytest.approx([0.625, 0.375, 0, 0])
+    assert filtered_probs(logits, 1.0, 0.85, 0).tolist()[0] == pytest.approx(
+        [0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0]
+    )
+    assert filtered_probs(logits, 1.0, 0.4, 0).tolist()[0] == pytest.approx([1, 0, 0, 0])
+
+
+def test_bad_arguments_fail_clearly(model, tokenizer):
+    with pytest.raises(ValueError, match="greedy decoding: n_samples must be 1"):
+        generate(model, tokenizer, ["a"], n_samples=2)
+    with pytest.raises(TypeError, match="not one string"):
+        generate(model, tokenizer, "a")
+    with pytest.raises(ValueError, match="top_p"):
+        generate(model, tokenizer, ["a"], temperature=1.0, top_p=0.0)
+    with pytest.raises(ValueError, match="backend"):
+        generate(model, tokenizer, ["a"], backend="tgi")
+
+
+@pytest.mark.skipif(vllm_available(), reason="vllm is installed here")
+def test_vllm_asked_for_but_not_installed(model, tokenizer):
+    with pytest.raises(ImportError, match="vllm is not installed"):
+        generate(model, tokenizer, ["a"], backend="vllm")
+    assert generate(model, tokenizer, ["a"], backend="auto", max_new_tokens=3, stop=()) == [
+        [direct(model, tokenizer, "a", 3)]
+    ]
