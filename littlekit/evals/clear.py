@@ -1,0 +1,188 @@
+"""Bits per byte on CLEAR by Bradley-Terry easiness bin (the paper's Figure 3).
+
+Binning. The paper plots BPB against CLEAR's `bt_easiness` with ten axis values, 0.5, 0.0, -0.3,
+-0.5, -0.8, -1.0, -1.3, -1.6, -1.9, -2.4 (easy to hard), and does not state its binning. We read
+them as bin edges (`PAPER_EDGES`): nine bins between them, each (low, high], plus the two
+extremes outside the range, easiness above 0.5 and at most -2.4, which are reported as bins of
+their own (`fold_extremes=False`, the default) or folded into the first and last bin. The unequal
+spacing is not arbitrary: on all 4,724 CLEAR excerpts these edges are within about 0.1 of the
+edges of eleven equal-count bins (`quantile_edges(easiness, 11)`), so the eleven bins hold
+roughly equal numbers of excerpts (291-559). Every excerpt falls in exactly one bin.
+
+Per-bin BPB is corpus-level within the bin: Σ nats / (ln 2 · Σ UTF-8 bytes) over the bin's
+excerpts (`evals.bpb.corpus_bpb`), never a mean of per-excerpt values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb
+
+PAPER_EDGES: tuple[float, ...] = (0.5, 0.0, -0.3, -0.5, -0.8, -1.0, -1.3, -1.6, -1.9, -2.4)
+
+
+def _check_edges(edges: Sequence[float]) -> list[float]:
+    edges = [float(e) for e in edges]
+    if len(edges) < 2 or any(a <= b for a, b in zip(edges, edges[1:], strict=False)):
+        raise ValueError(f"edges must be at least two values, strictly decreasing (easy to hard): {edges}")
+    return edges
+
+
+def bin_table(edges: Sequence[float] = PAPER_EDGES, fold_extremes: bool = False) -> pd.DataFrame:
+    """One row per bin, easiest first: bin (0, 1, ...), label, low, high (a bin holds low < e <= high).
+
+    Without folding the first bin is (edges[0], inf) and the last (-inf, edges[-1]]; with folding
+    the first and last of the in-range bins extend to +-inf instead.
+    """
+    edges = _check_edges(edges)
+    rows = [(lo, hi) for hi, lo in zip(edges, edges[1:], strict=False)]
+    if fold_extremes:
+        rows[0] = (rows[0][0], np.inf)
+        rows[-1] = (-np.inf, rows[-1][1])
+    else:
+        rows = [(edges[0], np.inf), *rows, (-np.inf, edges[-1])]
+    labels = []
+    for lo, hi in rows:
+        if hi == np.inf:
+            labels.append(f"> {lo:g}")
+        elif lo == -np.inf:
+            labels.append(f"<= {hi:g}")
+        else:
+            labels.append(f"{hi:g} to {lo:g}")
+    return pd.DataFrame(
+        {"bin": range(len(rows)), "label": labels, "low": [r[0] for r in rows], "high": [r[1] for r in rows]}
+    )
+
+
+def assign_bins(
+    easiness: Sequence[float] | pd.Series, edges: Sequence[float] = PAPER_EDGES, fold_extremes: bool = False
+) -> np.ndarray:
+    """The bin (row of `bin_table`) of each easiness value; NaN is an error."""
+    values = np.asarray(easiness, dtype=float)
+    if np.isnan(values).any():
+        raise ValueError(f"easiness has {int(np.isnan(values).sum())} missing values")
+    table = bin_table(edges, fold_extremes)
+    out = np.full(len(values), -1, dtype=int)
+    for row in table.itertuples():
+        out[(values > row.low) & (values <= row.high)] = row.bin
+    return out
+
+
+def bin_counts(
+    easiness: Sequence[float] | pd.Series, edges: Sequence[float] = PAPER_EDGES, fold_extremes: bool = False
+) -> pd.DataFrame:
+    """`bin_table` with the number of values in each bin (the counts add up to len(easiness))."""
+    table = bin_table(edges, fold_extremes)
+    counts = np.bincount(assign_bins(easiness, edges, fold_extremes), minlength=len(table))
+    return table.assign(count=counts)
+
+
+def quantile_edges(easiness: Sequence[float] | pd.Series, n_bins: int) -> list[float]:
+    """The n_bins - 1 inner edges (decreasing) of n_bins equal-count bins, for comparison with PAPER_EDGES."""
+    if n_bins < 2:
+        raise ValueError("n_bins must be at least 2")
+    inner = np.quantile(np.asarray(easiness, dtype=float), np.linspace(0, 1, n_bins + 1)[1:-1])
+    return [float(v) for v in inner[::-1]]
+
+
+def sample_per_bin(
+    frame: pd.DataFrame, per_bin: int | None, seed: int = 0, column: str = "bin"
+) -> pd.DataFrame:
+    """At most per_bin rows of each bin (seeded, without replacement; None: all), in the frame's order."""
+    if per_bin is None:
+        return frame
+    if per_bin < 1:
+        raise ValueError("per_bin must be positive or None")
+    shuffled = frame.sample(frac=1.0, random_state=seed)
+    return shuffled.groupby(column, sort=False).head(per_bin).sort_index()
+
+
+def binned_bpb(
+    per_doc: Sequence[Mapping[str, Any]], bins: Sequence[int], table: pd.DataFrame
+) -> pd.DataFrame:
+    """`table` with docs, tokens, nats, bytes and bpb per bin from corpus_bpb's per_doc records."""
+    frame = pd.DataFrame(list(per_doc)).assign(bin=np.asarray(bins))
+    sums = frame.groupby("bin").agg(
+        docs=("bytes", "size"), tokens=("tokens", "sum"), nats=("nats", "sum"), bytes=("bytes", "sum")
+    )
+    out = table.merge(sums, left_on="bin", right_index=True, how="left")
+    out[["docs", "tokens", "bytes"]] = out[["docs", "tokens", "bytes"]].fillna(0).astype(int)
+    out["nats"] = out["nats"].fillna(0.0)
+    out["bpb"] = [
+        bpb_from_token_losses(n, b) if b > 0 else np.nan
+        for n, b in zip(out["nats"], out["bytes"], strict=True)
+    ]
+    return out
+
+
+def clear_bpb(
+    models: Mapping[str, tuple[Any, Any]],
+    clear: pd.DataFrame,
+    per_bin: int | None = None,
+    edges: Sequence[float] = PAPER_EDGES,
+    fold_extremes: bool = False,
+    seed: int = 0,
+    **bpb_kwargs: Any,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(BPB per model and bin, the excerpts scored) on CLEAR (`corpora.load_clear`'s frame).
+
+    Each model scores the same excerpts: at most per_bin per bin (seeded; None: all). The first
+    table has one row per (model, bin): bin, label, low, high, docs, tokens, nats, bytes, bpb,
+    plus mean_easiness of the bin's scored excerpts. bpb_kwargs go to corpus_bpb (batch_size,
+    max_length, stride, device).
+    """
+    missing = {"text", "bt_easiness"} - set(clear.columns)
+    if missing:
+        raise ValueError(f"the CLEAR frame lacks column(s) {sorted(missing)}")
+    table = bin_table(edges, fold_extremes)
+    frame = clear.assign(bin=assign_bins(clear["bt_easiness"], edges, fold_extremes))
+    scored = sample_per_bin(frame, per_bin, seed).reset_index(drop=True)
+    mean_easiness = scored.groupby("bin")["bt_easiness"].mean()
+    rows = []
+    for label, (model, tokenizer) in models.items():
+        result = corpus_bpb(model, tokenizer, scored["text"].tolist(), per_doc=True, **bpb_kwargs)
+        per_bin_rows = binned_bpb(result["per_doc"], scored["bin"], table)
+        rows.append(per_bin_rows.assign(model=label, mean_easiness=per_bin_rows["bin"].map(mean_easiness)))
+    columns = [
+        "model",
+        "bin",
+        "label",
+        "low",
+        "high",
+        "mean_easiness",
+        "docs",
+        "tokens",
+        "nats",
+        "bytes",
+        "bpb",
+    ]
+    return pd.concat(rows, ignore_index=True)[columns], scored
+
+
+def easiness_slopes(results: pd.DataFrame) -> pd.DataFrame:
+    """Per model: least-squares slope of bin BPB against the bin's mean easiness (bins with data).
+
+    A negative slope means BPB rises as texts get harder (easiness falls); `rise_per_unit` is the
+    BPB added per unit of lost easiness (minus the slope). Also the BPB of the easiest and the
+    hardest bin with data and their difference.
+    """
+    rows = []
+    for model, group in results.dropna(subset=["bpb", "mean_easiness"]).groupby("model", sort=False):
+        group = group.sort_values("bin")
+        slope = float(np.polyfit(group["mean_easiness"], group["bpb"], 1)[0]) if len(group) > 1 else np.nan
+        rows.append(
+            {
+                "model": model,
+                "slope": slope,
+                "rise_per_unit": -slope,
+                "easiest_bpb": float(group["bpb"].iloc[0]),
+                "hardest_bpb": float(group["bpb"].iloc[-1]),
+                "hardest_minus_easiest": float(group["bpb"].iloc[-1] - group["bpb"].iloc[0]),
+            }
+        )
+    return pd.DataFrame(rows).set_index("model")
