@@ -16,6 +16,7 @@ from littlekit.evals.clear import (
     assign_bins,
     bin_counts,
     bin_table,
+    bootstrap_slopes,
     clear_bpb,
     easiness_slopes,
     quantile_edges,
@@ -105,11 +106,13 @@ def test_per_bin_bpb_is_the_corpus_level_definition(clear, tiny_lm):
     model, tokenizer = tiny_lm
     # short (one window each, quick) and of unequal lengths, so a mean of documents would differ
     small = clear.assign(text=[t[: 30 + (i * 53) % 97] for i, t in enumerate(clear["text"])])
-    results, scored = clear_bpb({"tiny": tiny_lm}, small, per_bin=3, seed=0, batch_size=4)
-    assert len(scored) == 33 and len(results) == 11
+    results, docs = clear_bpb({"tiny": tiny_lm}, small, per_bin=3, seed=0, batch_size=4)
+    scored = small.set_index("id").loc[docs["id"]].reset_index()
+    assert len(scored) == 33 and len(results) == 11 and docs["id"].is_unique
     assert results["docs"].sum() == len(scored) and (results["docs"] == 3).all()
     scored_bins = assign_bins(scored["bt_easiness"])
-    assert (scored_bins == scored["bin"].to_numpy()).all()
+    assert (scored_bins == docs["bin"].to_numpy()).all()
+    assert (docs["bytes"] == scored["text"].map(lambda t: len(t.encode("utf-8")))).all()
     for row in results.itertuples():
         texts = scored.loc[scored_bins == row.bin, "text"].tolist()
         nats = [direct_nats(model, tokenizer, t) for t in texts]
@@ -129,11 +132,13 @@ def test_clear_bpb_scores_the_same_excerpts_for_every_model(clear, tiny_lm):
     model, tokenizer = tiny_lm
     other = build_model(model.config).eval()
     small = clear.head(400).assign(text=lambda f: f["text"].str.slice(0, 60))
-    results, scored = clear_bpb({"a": tiny_lm, "b": (other, tokenizer)}, small, per_bin=2, fold_extremes=True)
+    results, docs = clear_bpb({"a": tiny_lm, "b": (other, tokenizer)}, small, per_bin=2, fold_extremes=True)
     a, b = (results[results["model"] == m].set_index("bin") for m in ("a", "b"))
     assert (a["bytes"] == b["bytes"]).all() and (a["docs"] == b["docs"]).all()
     assert not np.allclose(a["bpb"].dropna(), b["bpb"].dropna())
     assert len(a) == 9
+    ids = docs.groupby("model")["id"].apply(tuple)
+    assert ids["a"] == ids["b"], "the same excerpts, in the same order"
     with pytest.raises(ValueError, match="bt_easiness"):
         clear_bpb({"a": tiny_lm}, small.drop(columns="bt_easiness"))
 
@@ -156,3 +161,25 @@ def test_easiness_slopes_recover_a_known_line():
     assert slopes.loc["steep", "rise_per_unit"] == pytest.approx(0.2)
     assert slopes.loc["steep", "hardest_minus_easiest"] == pytest.approx(0.2 * 3.3)
     assert slopes.loc["flat", "slope"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_bootstrap_of_the_rise_is_paired_and_matches_the_point_estimate(clear, tiny_lm):
+    model, tokenizer = tiny_lm
+    small = clear.assign(text=[t[: 30 + (i * 53) % 97] for i, t in enumerate(clear["text"])])
+    twin = build_model(model.config).eval()
+    twin.load_state_dict(model.state_dict())
+    other = build_model(model.config).eval()
+    models = {"tiny": tiny_lm, "twin": (twin, tokenizer), "other": (other, tokenizer)}
+    results, docs = clear_bpb(models, small, per_bin=4, seed=3)
+    boot = bootstrap_slopes(docs, n_boot=200, seed=0)
+    slopes = easiness_slopes(results)
+    for name in models:
+        assert boot.loc[name, "rise_per_unit"] == pytest.approx(slopes.loc[name, "rise_per_unit"], rel=1e-9)
+        assert boot.loc[name, "ci_low"] <= boot.loc[name, "rise_per_unit"] <= boot.loc[name, "ci_high"]
+    same = boot.loc["tiny - twin"]
+    assert abs(same["ci_low"]) < 1e-6 and abs(same["ci_high"]) < 1e-6, "identical models: paired difference 0"
+    diff = boot.loc["tiny - other"]
+    assert diff["ci_high"] - diff["ci_low"] > 1e-4
+    assert bootstrap_slopes(docs, n_boot=50, seed=1).equals(bootstrap_slopes(docs, n_boot=50, seed=1))
+    with pytest.raises(ValueError, match="two bins"):
+        bootstrap_slopes(docs[docs["bin"] == 0])

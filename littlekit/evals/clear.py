@@ -129,39 +129,86 @@ def clear_bpb(
     seed: int = 0,
     **bpb_kwargs: Any,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(BPB per model and bin, the excerpts scored) on CLEAR (`corpora.load_clear`'s frame).
+    """(BPB per model and bin, per model and excerpt) on CLEAR (`corpora.load_clear`'s frame).
 
     Each model scores the same excerpts: at most per_bin per bin (seeded; None: all). The first
-    table has one row per (model, bin): bin, label, low, high, docs, tokens, nats, bytes, bpb,
-    plus mean_easiness of the bin's scored excerpts. bpb_kwargs go to corpus_bpb (batch_size,
-    max_length, stride, device).
+    table has one row per (model, bin): bin, label, low, high, mean_easiness (of the bin's scored
+    excerpts), docs, tokens, nats, bytes, bpb. The second has one row per (model, excerpt): model,
+    id, bin, bt_easiness, nats, bytes, tokens (for `bootstrap_slopes`). bpb_kwargs go to
+    corpus_bpb (batch_size, max_length, stride, device).
     """
-    missing = {"text", "bt_easiness"} - set(clear.columns)
+    missing = {"id", "text", "bt_easiness"} - set(clear.columns)
     if missing:
         raise ValueError(f"the CLEAR frame lacks column(s) {sorted(missing)}")
     table = bin_table(edges, fold_extremes)
     frame = clear.assign(bin=assign_bins(clear["bt_easiness"], edges, fold_extremes))
     scored = sample_per_bin(frame, per_bin, seed).reset_index(drop=True)
     mean_easiness = scored.groupby("bin")["bt_easiness"].mean()
-    rows = []
+    rows, docs = [], []
     for label, (model, tokenizer) in models.items():
         result = corpus_bpb(model, tokenizer, scored["text"].tolist(), per_doc=True, **bpb_kwargs)
         per_bin_rows = binned_bpb(result["per_doc"], scored["bin"], table)
         rows.append(per_bin_rows.assign(model=label, mean_easiness=per_bin_rows["bin"].map(mean_easiness)))
-    columns = [
-        "model",
-        "bin",
-        "label",
-        "low",
-        "high",
-        "mean_easiness",
-        "docs",
-        "tokens",
-        "nats",
-        "bytes",
-        "bpb",
-    ]
-    return pd.concat(rows, ignore_index=True)[columns], scored
+        per_doc = pd.DataFrame(result["per_doc"])
+        docs.append(pd.concat([scored[["id", "bin", "bt_easiness"]], per_doc], axis=1).assign(model=label))
+    columns = ["model", "bin", "label", "low", "high", "mean_easiness", "docs", "tokens", "nats", "bytes"]
+    doc_columns = ["model", "id", "bin", "bt_easiness", "nats", "bytes", "tokens"]
+    return (
+        pd.concat(rows, ignore_index=True)[[*columns, "bpb"]],
+        pd.concat(docs, ignore_index=True)[doc_columns],
+    )
+
+
+def _slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares slopes of y against x along the last axis (x: (..., bins), y: (..., bins))."""
+    dx = x - x.mean(axis=-1, keepdims=True)
+    dy = y - y.mean(axis=-1, keepdims=True)
+    return (dx * dy).sum(axis=-1) / (dx * dx).sum(axis=-1)
+
+
+def bootstrap_slopes(
+    docs: pd.DataFrame, n_boot: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
+    """Percentile bootstrap of each model's `rise_per_unit` (BPB added per unit of lost easiness)
+    and of each model's rise minus every other's, from `clear_bpb`'s per-excerpt table.
+
+    Excerpts are resampled with replacement within each bin, the same excerpts for every model
+    (a paired bootstrap); each resample recomputes the bins' corpus-level BPB and mean easiness.
+    Rows: `what` (a model, or "A - B"), rise_per_unit (on the excerpts as scored), ci_low, ci_high.
+    """
+    wide = docs.pivot_table(index=["id", "bin", "bt_easiness", "bytes"], columns="model", values="nats")
+    models = list(dict.fromkeys(docs["model"]))
+    wide = wide[models].reset_index()
+    nats = wide[models].to_numpy()  # (docs, models)
+    n_bytes, easiness = wide["bytes"].to_numpy(float), wide["bt_easiness"].to_numpy()
+    members = [np.flatnonzero(wide["bin"].to_numpy() == b) for b in sorted(wide["bin"].unique())]
+    if len(members) < 2:
+        raise ValueError("a slope needs excerpts in at least two bins")
+
+    def rises(picks: list[np.ndarray]) -> np.ndarray:
+        x = np.array([easiness[p].mean() for p in picks])
+        y = np.array([nats[p].sum(axis=0) / (np.log(2) * n_bytes[p].sum()) for p in picks])  # (bins, models)
+        return -_slopes(np.broadcast_to(x, y.T.shape), y.T)
+
+    rng = np.random.default_rng(seed)
+    point = rises(members)
+    boots = np.array([rises([rng.choice(m, size=len(m)) for m in members]) for _ in range(n_boot)])
+    alpha = (1 - confidence) / 2
+    rows = []
+    pairs = [(i, None) for i in range(len(models))]
+    pairs += [(i, j) for i in range(len(models)) for j in range(len(models)) if i < j]
+    for i, j in pairs:
+        value = point[i] - (point[j] if j is not None else 0.0)
+        sample = boots[:, i] - (boots[:, j] if j is not None else 0.0)
+        rows.append(
+            {
+                "what": models[i] if j is None else f"{models[i]} - {models[j]}",
+                "rise_per_unit": float(value),
+                "ci_low": float(np.quantile(sample, alpha)),
+                "ci_high": float(np.quantile(sample, 1 - alpha)),
+            }
+        )
+    return pd.DataFrame(rows).set_index("what")
 
 
 def easiness_slopes(results: pd.DataFrame) -> pd.DataFrame:
