@@ -1,0 +1,236 @@
+"""Jeopardy science: loaders on fixtures of both real schemas, selection, grading, the NGSS judge
+against a real loopback server, and the project-written clue set."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from judge_server import JudgeServer
+
+from littlekit.evals import jeopardy as jp
+from littlekit.judge import JudgeCache, OpenAIChatBackend, read_labels
+
+FIXTURES = Path(__file__).parent / "fixtures" / "jeopardy"
+
+
+# ------------------------------------------------------------------------------------ loaders
+
+def test_season_tsv_swaps_answer_and_question_and_counts_drops():
+    frame, report = jp.load_jeopardy(FIXTURES / "season.tsv")
+    assert list(frame.columns) == list(jp.COLUMNS)
+    assert frame["clue"].tolist() == [
+        "This big cat is called the king of the jungle",
+        'Water turns into this "solid" when it freezes',
+        "NaCl is the formula for this seasoning",
+        "H.G. Wells wrote about this machine for travelling in time",
+        "The capital of France",
+    ]
+    assert frame["response"].tolist()[:3] == ["a lion", "ice", "(table) salt"]
+    assert frame["value"].tolist()[:3] == [200, 400, 800]
+    assert set(frame["source"]) == {jp.SOURCE_TSV}
+    assert report.read == 8 and report.kept == 5
+    assert dict(report.dropped) == {"media clue": 1, "empty clue or response": 1, "duplicate": 1}
+    assert frame["id"].is_unique and frame["id"].str.len().eq(16).all()
+
+
+def test_season_tsv_malformed_rows_raise_with_line_or_are_counted():
+    with pytest.raises(jp.JeopardyFormatError, match=r"malformed.tsv:line 3: expected 9 tab-sep"):
+        jp.load_jeopardy(FIXTURES / "season_malformed.tsv")
+    frame, report = jp.load_jeopardy(FIXTURES / "season_malformed.tsv", on_error="skip")
+    assert frame["response"].tolist() == ["a penguin", "gravity"]
+    assert report.read == 4 and dict(report.dropped) == {"malformed": 2} and report.bad_lines == [3, 4]
+
+
+def test_season_tsv_bad_header_and_number(tmp_path):
+    bad = tmp_path / "x.tsv"
+    bad.write_text("round\tvalue\tcategory\n1\t200\tSCIENCE\n", encoding="utf-8")
+    with pytest.raises(jp.JeopardyFormatError, match="line 1: header"):
+        jp.load_jeopardy(bad)
+    lines = (FIXTURES / "season_malformed.tsv").read_text().splitlines()
+    (tmp_path / "y.tsv").write_text("\n".join([lines[0], lines[3]]) + "\n", encoding="utf-8")
+    with pytest.raises(jp.JeopardyFormatError, match=r"line 2: clue_value 'four hundred' is not a number"):
+        jp.load_jeopardy(tmp_path / "y.tsv")
+
+
+def test_kaggle_json_clue_is_question_and_errors_name_the_item():
+    with pytest.raises(jp.JeopardyFormatError, match=r"kaggle.json:item 5: missing fields \['question'\]"):
+        jp.load_jeopardy(FIXTURES / "kaggle.json")
+    frame, report = jp.load_jeopardy(FIXTURES / "kaggle.json", on_error="skip")
+    assert frame["clue"].iloc[0] == "This organ cleans your blood and makes urine"  # quotes stripped
+    assert frame["response"].tolist() == ["the kidneys", "Mercury (the planet)", "George Washington",
+                                          "carbon dioxide (or CO2)"]
+    assert frame["value"].tolist()[:3] == [200, 400, 600] and pd.isna(frame["value"].iloc[3])
+    assert report.read == 7 and dict(report.dropped) == {"malformed": 2, "media clue": 1}
+    assert set(frame["source"]) == {jp.SOURCE_KAGGLE}
+
+
+def test_kaggle_csv_with_spaced_headers():
+    with pytest.raises(jp.JeopardyFormatError, match=r"kaggle.csv:line 6: expected 7 comma-sep.*got 6"):
+        jp.load_jeopardy(FIXTURES / "kaggle.csv")
+    frame, report = jp.load_jeopardy(FIXTURES / "kaggle.csv", on_error="skip")
+    assert frame["category"].tolist() == [
+        "THE HUMAN BODY", "ASTRONOMY", "INSECTS", "HISTORY", "EARTH SCIENCE"]
+    assert frame["clue"].iloc[1] == "This planet, the closest to the Sun, has no moons"
+    assert frame["value"].tolist()[2] == 1200 and pd.isna(frame["value"].iloc[4])
+    assert report.read == 6 and report.kept == 5 and report.bad_lines == [6]
+
+
+def test_unknown_format_and_missing_file(tmp_path):
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(jp.JeopardyFormatError, match="unknown Jeopardy format"):
+        jp.load_jeopardy(tmp_path / "a.txt")
+    with pytest.raises(FileNotFoundError, match="no Jeopardy file"):
+        jp.load_jeopardy(tmp_path / "none.tsv")
+    (tmp_path / "b.json").write_text("{", encoding="utf-8")
+    with pytest.raises(jp.JeopardyFormatError, match="b.json:line 1: not valid JSON"):
+        jp.load_jeopardy(tmp_path / "b.json")
+
+
+def test_selection_counts_add_up():
+    frame, _ = jp.load_jeopardy(FIXTURES / "season.tsv")
+    selected, counts = jp.select_science(frame)
+    assert selected["category"].tolist() == ["ANIMALS", "SCIENCE", "CHEMISTRY"]
+    assert counts == {"input": 5, "selected": 3, "excluded": 1, "no_keyword": 1,
+                      "by_keyword": {"ANIMALS": 1, "SCIENCE": 1, "CHEMISTRY": 1}}
+    assert jp.science_keyword("THE HUMAN BODY") == "HUMAN BODY"
+    assert jp.science_keyword("SCIENCE FICTION") is None and jp.science_keyword("STATE BIRDS") is None
+    assert jp.science_keyword("SCIENTIFICALLY SPEAKING") is None  # whole words only
+
+
+# ------------------------------------------------------------------------------ grading
+
+@pytest.mark.parametrize(("completion", "gold", "correct"), [
+    ("What is the Beagle?", "(the) Beagle", True),
+    ("beagle", "(the) Beagle", True),
+    ("HMS Beagle", "(the) Beagle", False),
+    ("the Aloha State", "Hawaii (or the Aloha State)", True),
+    ("Hawaii", "Hawaii (or the Aloha State)", True),
+    ("Who are the Wright Brothers", "the Wright brothers", True),
+    ("what's a lion? It roars.", "a lion", True),
+    ("a lioness", "a lion", False),
+    ("Mercury", "Mercury (the planet)", True),
+    ("mercury the planet", "Mercury (the planet)", True),
+    ("an alligator", "a crocodile or an alligator", True),
+    ("crocodile", "a crocodile or an alligator", True),
+    ("8", "eight", True),
+    ("eight legs", "8", True),
+    ("1,000 degrees", "1000", True),
+    ("3.14", "3.14", True),
+    ("3", "3.14", False),
+    ("Schrödinger", "Schrodinger", True),
+    ("", "ice", False),
+    ("\nice", "ice", True),
+    ("the trunk of the elephant", "the trunk", True),
+    ("trunks", "the trunk", False),
+    ("O2", "O<sub>2</sub>", False),
+    ("Newton's laws", "Newton", True),
+])
+def test_grade_cases(completion, gold, correct):
+    assert jp.grade(completion, gold) is correct
+
+
+def test_normalise_and_variants():
+    assert jp.normalise_answer("What is THE Big-Bang, (theory)?") == "big bang theory"
+    assert jp.gold_variants("Hawaii (or the Aloha State)") == ["hawaii", "aloha state"]
+    assert jp.gold_variants("(the) Beagle") == ["beagle"]
+    assert jp.gold_variants("a crocodile or an alligator") == [
+        "crocodile or alligator", "crocodile", "alligator"]
+    assert jp.first_answer("the sun. And then\nmore") == "the sun"
+
+
+def test_pass_at_1_with_wilson_intervals():
+    results = pd.DataFrame({"model": ["A"] * 4 + ["B"] * 2,
+                            "split": ["K-5", "K-5", "Beyond K-5", "K-5", "K-5", "K-5"],
+                            "correct": [True, False, False, True, False, False]})
+    table = jp.pass_at_1(results)
+    row = table[(table["model"] == "A") & (table["split"] == "K-5")].iloc[0]
+    assert (row["n"], row["correct"], row["accuracy"]) == (3, 2, pytest.approx(2 / 3))
+    assert 0.2 < row["ci_low"] < 2 / 3 < row["ci_high"] < 1
+    zero = table[table["model"] == "B"].iloc[0]
+    assert zero["ci_low"] == 0.0 and 0 < zero["ci_high"] < 1
+
+
+def test_prompt_format_ends_with_response():
+    prompt = jp.format_prompt("ANIMALS", "This cat roars")
+    assert prompt.endswith("Category: ANIMALS\nClue: This cat roars\nResponse:")
+    assert prompt.count("Response:") == len(jp.SHOTS) + 1
+
+
+# ---------------------------------------------------------------------------------- judge
+
+def ngss_answer(body: dict) -> str:
+    user = body["messages"][1]["content"]
+    assert "Correct response:" in user and "MS-PS1" in body["messages"][0]["content"]
+    if "lion" in user or "ice" in user:
+        return '{"rationale": "animals and states of matter are elementary", "dci": "2-PS1", "band": "K5"}'
+    if "NaCl" in user:
+        return 'Here you go: {"rationale": "chemical formulas", "dci": "MS-PS1", "band": "K8"}'
+    return "I cannot tell."
+
+
+def test_label_clues_against_a_real_server_and_the_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    frame, _ = jp.load_jeopardy(FIXTURES / "season.tsv")
+    selected, _ = jp.select_science(frame)
+    selected = pd.concat([selected, frame[frame["category"] == "WORLD CAPITALS"]], ignore_index=True)
+    cache_path = tmp_path / "cache.sqlite"
+    with JudgeServer(answer=ngss_answer) as server:
+        backend = OpenAIChatBackend(server.url, "judge-x", timeout=5.0, max_retries=1, backoff_base=0.01)
+        with JudgeCache(cache_path) as cache:
+            labels = jp.label_clues(selected, backend, cache)
+        assert server.count == 4
+        with JudgeCache(cache_path) as cache:
+            again = jp.label_clues(selected, backend, cache)
+        assert server.count == 4  # every answer came from the cache
+    assert [r["band"] for r in labels] == ["K5", "K5", "K8", None]
+    assert [r["judge"]["dci"] for r in labels] == ["2-PS1", "2-PS1", "MS-PS1", None]
+    assert labels[3]["judge"]["errors"]["ngss_science"].startswith("parse:")
+    assert [r["id"] for r in labels] == selected["id"].tolist()
+    assert [r["band"] for r in again] == [r["band"] for r in labels]
+    assert all(r["judge"]["usage"]["cached"] == 1 for r in again)
+
+    path = tmp_path / "labels.jsonl"
+    assert jp.save_labels(labels, path) == 4
+    split, counts = jp.attach_split(selected, read_labels(path))
+    assert split["split"].tolist() == ["K-5", "K-5", "Beyond K-5"]
+    assert counts == {"input": 4, "labelled": 3, "unlabelled": 0, "null_band": 1}
+
+
+def test_attach_split_rejects_a_label_for_other_text():
+    frame, _ = jp.load_jeopardy(FIXTURES / "season.tsv")
+    record = jp.author_label(frame.iloc[0], "K5", "K-LS1")
+    changed = frame.head(1).assign(response="a tiger")
+    with pytest.raises(ValueError, match="different clue text"):
+        jp.attach_split(changed, [record])
+    split, counts = jp.attach_split(frame.head(2), [record])
+    assert counts == {"input": 2, "labelled": 1, "unlabelled": 1, "null_band": 0}
+
+
+def test_ngss_prompt_quotes_every_band():
+    table = jp.ngss_dci_table()
+    assert set(table["band"]) == {"K5", "K8", "K12"}
+    assert {"2-LS4", "MS-PS1", "HS-LS1", "5-ESS1"} <= set(table["dci"])
+    prompt = jp.ngss_prompt()
+    assert prompt.name == "ngss_science" and "HS-PS4" in prompt.system and len(prompt.version) == 12
+
+
+# ------------------------------------------------------------------------- authored clue set
+
+def test_authored_set_is_complete_and_labelled():
+    frame, labels = jp.load_authored()
+    split, counts = jp.attach_split(frame, labels)
+    assert counts["input"] == len(frame) == counts["labelled"] >= 150
+    sizes = split["split"].value_counts()
+    assert abs(sizes["K-5"] - sizes["Beyond K-5"]) <= 10
+    table = set(jp.ngss_dci_table()["dci"])
+    for record in labels:
+        assert record["source"] == jp.AUTHORED_SOURCE and record["judge"] is None
+        assert record["dci"] in table, record
+        assert jp.ngss_dci_table().set_index("dci").loc[record["dci"], "band"] == record["band"], record
+    selected, sel_counts = jp.select_science(frame)
+    assert sel_counts["selected"] == len(frame)  # every category is a science category
+    # every gold response survives its own grading
+    assert all(jp.grade(r, r) for r in frame["response"])
+    assert json.loads((Path(jp.__file__).parents[2] / "data" / jp.AUTHORED_DIR / "labels.jsonl")
+                      .read_text().splitlines()[0])["band"] in {"K5", "K8", "K12"}
