@@ -14,6 +14,7 @@ from littlekit.evals.bpb import corpus_bpb
 from littlekit.evals.clear import (
     PAPER_EDGES,
     assign_bins,
+    bin_bootstrap_ci,
     bin_counts,
     bin_table,
     bootstrap_slopes,
@@ -181,5 +182,9 @@ def test_bootstrap_of_the_rise_is_paired_and_matches_the_point_estimate(clear, t
     diff = boot.loc["tiny - other"]
     assert diff["ci_high"] - diff["ci_low"] > 1e-4
     assert bootstrap_slopes(docs, n_boot=50, seed=1).equals(bootstrap_slopes(docs, n_boot=50, seed=1))
+    ci = bin_bootstrap_ci(docs, n_boot=200).merge(results, on=["model", "bin"])
+    assert len(ci) == len(results) == 33
+    assert (ci["ci_low"] <= ci["bpb"] + 1e-12).all() and (ci["bpb"] <= ci["ci_high"] + 1e-12).all()
+    assert (ci["ci_high"] > ci["ci_low"]).all()
     with pytest.raises(ValueError, match="two bins"):
         bootstrap_slopes(docs[docs["bin"] == 0])

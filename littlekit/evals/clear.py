@@ -211,6 +211,29 @@ def bootstrap_slopes(
     return pd.DataFrame(rows).set_index("what")
 
 
+def bin_bootstrap_ci(
+    docs: pd.DataFrame, n_boot: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
+    """Percentile bootstrap interval of each (model, bin)'s corpus-level BPB from `clear_bpb`'s
+    per-excerpt table: the bin's excerpts resampled with replacement. Rows: model, bin, ci_low, ci_high."""
+    rng = np.random.default_rng(seed)
+    alpha = (1 - confidence) / 2
+    rows = []
+    for (model, b), group in docs.groupby(["model", "bin"], sort=False):
+        nats, n_bytes = group["nats"].to_numpy(), group["bytes"].to_numpy(float)
+        picks = rng.integers(0, len(group), size=(n_boot, len(group)))
+        values = nats[picks].sum(axis=1) / (np.log(2) * n_bytes[picks].sum(axis=1))
+        rows.append(
+            {
+                "model": model,
+                "bin": b,
+                "ci_low": float(np.quantile(values, alpha)),
+                "ci_high": float(np.quantile(values, 1 - alpha)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def easiness_slopes(results: pd.DataFrame) -> pd.DataFrame:
     """Per model: least-squares slope of bin BPB against the bin's mean easiness (bins with data).
 
