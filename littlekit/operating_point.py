@@ -81,7 +81,9 @@ class OperatingPoint:
             f"{stage}: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
             for stage, value in zip(CLASSIFIER_STAGES, self.options().values(), strict=True)
         ]
-        target = "" if self.target is None else f", target Beyond-K-5 keep rate <= {self.target:g}"
+        confidence = self.details.get("confidence")
+        bound = "keep rate" if confidence is None else f"keep rate's {confidence:.0%} Wilson upper end"
+        target = "" if self.target is None else f", target Beyond-K-5 {bound} <= {self.target:g}"
         return "; ".join(parts) + f" (chosen on {self.chosen_on}{target})"
 
     def save(self, root: str | os.PathLike) -> Path:
@@ -230,7 +232,12 @@ def kept_at(pred: Sequence[str], p_k5: Sequence[float], min_k5_prob: float | Non
 
 def keep_rates(frame: pd.DataFrame, min_k5_prob: float | None) -> dict[str, float]:
     """K-5 and Beyond-K-5 keep rates (and counts) of a frame with band, pred, p_k5 at a threshold."""
-    keep = kept_at(frame["pred"], frame["p_k5"], min_k5_prob)
+    return rates_of(frame, kept_at(frame["pred"], frame["p_k5"], min_k5_prob))
+
+
+def rates_of(frame: pd.DataFrame, keep: Sequence[bool]) -> dict[str, float]:
+    """K-5 and Beyond-K-5 keep rates (and counts) of a frame with band, for a keep mask."""
+    keep = np.asarray(keep, dtype=bool)
     k5 = (frame["band"] == "K5").to_numpy()
     return {
         "n_k5": int(k5.sum()),
@@ -242,21 +249,50 @@ def keep_rates(frame: pd.DataFrame, min_k5_prob: float | None) -> dict[str, floa
     }
 
 
-def choose_min_k5_prob(
-    frame: pd.DataFrame, target: float = DEFAULT_TARGET, step: float = STEP
-) -> float | None:
-    """The smallest P(K5) minimum (on a `step` grid) keeping at most `target` of the Beyond-K-5 rows.
+def allowed_beyond(n_beyond: int, target: float, confidence: float | None = None) -> int:
+    """How many of `n_beyond` Beyond-K-5 rows a point may keep and still meet `target`.
 
-    `frame` has band, pred (top band) and p_k5. None when the released rule (top band K5) already
-    meets the target. The result may still miss the target when Beyond-K-5 rows reach P(K5) = 1.
+    Without `confidence`: floor(target * n_beyond), the point estimate at most `target`. With it
+    (say 0.95): the largest count whose Wilson interval at that confidence ends at or below
+    `target`, so the keep rate is within the target even allowing for the sampling error of the
+    out-of-fold estimate (a precision-first margin that shrinks as the sample grows). -1 when even
+    keeping none cannot show it (too few rows).
     """
     if not 0.0 <= target < 1.0:
         raise ValueError(f"target must be a fraction in [0, 1), got {target}")
-    beyond = frame[(frame["band"] != "K5") & (frame["pred"] == "K5")]["p_k5"].astype(float)
-    n_beyond = int((frame["band"] != "K5").sum())
-    if n_beyond == 0:
+    if n_beyond < 1:
         raise ValueError("no Beyond-K-5 rows to measure the keep rate on")
     allowed = math.floor(target * n_beyond + 1e-9)
+    if confidence is None:
+        return allowed
+    from littlekit.stats import wilson_interval
+
+    while allowed >= 0 and wilson_interval(allowed, n_beyond, confidence)[1] > target + 1e-12:
+        allowed -= 1
+    return allowed
+
+
+def choose_min_k5_prob(
+    frame: pd.DataFrame,
+    target: float = DEFAULT_TARGET,
+    step: float = STEP,
+    confidence: float | None = None,
+    later_keeps: Sequence[bool] | None = None,
+) -> float | None:
+    """The smallest P(K5) minimum (on a `step` grid) keeping at most `target` of the Beyond-K-5 rows.
+
+    `frame` has band, pred (top band) and p_k5. `confidence`: meet the target with that confidence
+    (`allowed_beyond`). `later_keeps`: whether a later stage keeps each row (the rate is then that
+    of both stages together). None when the released rule (top band K5) already meets the target.
+    The result may still miss the target when Beyond-K-5 rows reach P(K5) = 1; when even keeping no
+    Beyond-K-5 row cannot show the target (`allowed_beyond` < 0), every one of them is dropped.
+    """
+    n_beyond = int((frame["band"] != "K5").sum())
+    allowed = max(allowed_beyond(n_beyond, target, confidence), 0)
+    candidates = (frame["band"] != "K5") & (frame["pred"] == "K5")
+    if later_keeps is not None:
+        candidates &= np.asarray(later_keeps, dtype=bool)
+    beyond = frame.loc[candidates, "p_k5"].astype(float)
     if len(beyond) <= allowed:
         return None
     # drop every Beyond-K-5 row at or below the (allowed+1)-th highest P(K5): the threshold is the
@@ -301,6 +337,7 @@ def tune_fasttext(
     first_stage: Any | None = "aoa",
     measure_sources: Collection[str] | None = None,
     root: str | os.PathLike | None = None,
+    confidence: float | None = None,
     **hyper: Any,
 ) -> Tuning:
     """Choose fastText's min_k5_prob by source-grouped cross-validation on the training labels.
@@ -309,7 +346,8 @@ def tune_fasttext(
     threshold are measured on the labels that `first_stage` keeps ("aoa" = the registry's default
     AoA stage, or a Stage; None = no stage) and, when `measure_sources` is given, whose `source`
     is one of them (e.g. COMMONCORETEXT_SOURCES). `groups`: source groups (default
-    `label_groups(labels, root)`). The details also hold the rates on every label `first_stage`
+    `label_groups(labels, root)`). `confidence`: meet the target with that confidence
+    (`allowed_beyond`; None: the point estimate). The details also hold the rates on every label `first_stage`
     keeps, whatever its source, so a restriction's effect is visible.
     """
     labels = labels.reset_index(drop=True)
@@ -330,11 +368,14 @@ def tune_fasttext(
     oof["first_stage_keeps"] = passes
     oof["eligible"] = measured
     pool = oof[oof["eligible"]]
-    threshold = choose_min_k5_prob(pool, target)
+    threshold = choose_min_k5_prob(pool, target, confidence=confidence)
     released, chosen = keep_rates(pool, None), keep_rates(pool, threshold)
     every_source = oof[oof["first_stage_keeps"]]
     details = {
         "method": f"source-grouped {n_folds}-fold cross-validation of fastText (seed {seed})",
+        "rule": _rule(target, confidence, "fastText's minimum P(K5)"),
+        "confidence": confidence,
+        "allowed_beyond": max(allowed_beyond(released["n_beyond"], target, confidence), 0),
         "population": population,
         "n_groups": len(set(groups)),
         "oof_released": released,
@@ -350,6 +391,187 @@ def tune_fasttext(
         details=details,
     )
     return Tuning(point, oof, released, chosen)
+
+
+def _rule(target: float, confidence: float | None, what: str) -> str:
+    bound = (
+        "its out-of-fold Beyond-K-5 keep rate"
+        if confidence is None
+        else f"the upper end of the {confidence:.0%} Wilson interval of its out-of-fold Beyond-K-5 keep rate"
+    )
+    return (
+        f"{what}: the choice keeping the most K-5 labels out of fold such that {bound} is at most {target:g}"
+    )
+
+
+# --- stages 2 and 3 together --------------------------------------------------------------------
+
+# Encoder minimums tried beside the released rule (argmax K5, which already implies P(K5) > 0.25).
+ENCODER_GRID: tuple[float, ...] = tuple(round(0.30 + 0.01 * i, 2) for i in range(70))
+
+
+def out_of_fold_encoder(
+    labels: pd.DataFrame,
+    folds: Sequence[int],
+    score: Sequence[bool] | None = None,
+    train_sample_size: int = 1200,
+    dev_size: int = 200,
+    config: Any | None = None,
+    vocab_size: int = 8000,
+    start_from: str | os.PathLike | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each labelled document (where `score` holds) scored by an encoder that never saw its fold.
+
+    Per fold, chapter 4's recipe on the other folds' labels: a stratified sample of at most
+    `train_sample_size` to train on, up to `dev_size` of the rest to pick the best epoch, a tiny
+    ModernBERT and WordPiece tokenizer built on their texts (or `start_from`, a model directory to
+    fine-tune), `fine_tune` with `config` (an EncoderTrainConfig). Returns a frame aligned with
+    `labels` with `enc_pred` (top band; None where not scored) and `enc_p_k5` (NaN there).
+    """
+    from littlekit.encoder_train import EncoderTrainConfig, build_tiny_modernbert, fine_tune
+    from littlekit.stages.encoder import EncoderStage
+
+    config = config or EncoderTrainConfig(seed=seed)
+    labels = labels.reset_index(drop=True)
+    folds = np.asarray(folds)
+    wanted = np.ones(len(labels), dtype=bool) if score is None else np.asarray(score, dtype=bool)
+    if len(folds) != len(labels) or len(wanted) != len(labels):
+        raise ValueError(f"folds ({len(folds)}) and score ({len(wanted)}) must match labels ({len(labels)})")
+    pred = np.full(len(labels), None, dtype=object)
+    p_k5 = np.full(len(labels), np.nan)
+    with tempfile.TemporaryDirectory(prefix="oof-encoder-") as tmp:
+        for fold in sorted(set(folds[wanted].tolist())):
+            train_all = labels[folds != fold]
+            share = min(1.0, train_sample_size / len(train_all))
+            train = train_all.groupby("band").sample(frac=share, random_state=seed)
+            rest = train_all.drop(index=train.index)
+            dev = (
+                rest.groupby("band").sample(frac=min(1.0, dev_size / len(rest)), random_state=seed)
+                if len(rest)
+                else None
+            )
+            start = start_from
+            if start is None:
+                start = build_tiny_modernbert(
+                    train_all["text"], Path(tmp) / f"init{fold}", vocab_size=vocab_size, seed=seed
+                )
+            model_dir = Path(tmp) / f"fold{fold}"
+            fine_tune(start, train.reset_index(drop=True), dev, model_dir, config)
+            stage = EncoderStage(model_dir, max_length=config.max_length, device=config.device)
+            held = np.flatnonzero((folds == fold) & wanted)
+            scores = stage.score_batch(labels.loc[held, "text"].tolist())
+            pred[held] = [s["band"] for s in scores]
+            p_k5[held] = [s["probs"]["K5"] if s["probs"] else np.nan for s in scores]
+    return pd.DataFrame({"enc_pred": pred, "enc_p_k5": p_k5}, index=labels.index)
+
+
+def joint_sweep(
+    frame: pd.DataFrame,
+    target: float = DEFAULT_TARGET,
+    confidence: float | None = None,
+    encoder_grid: Sequence[float] = ENCODER_GRID,
+    step: float = STEP,
+) -> pd.DataFrame:
+    """For each encoder minimum (None = its released rule, then `encoder_grid`), the smallest
+    fastText minimum meeting the target for stages 2 and 3 together, and the rates the pair gives.
+
+    `frame` has band, pred and p_k5 (fastText, out of fold), enc_pred and enc_p_k5 (encoder, out of
+    fold). For a fixed encoder minimum both rates fall as fastText's minimum rises, so the smallest
+    one meeting the target keeps the most K-5 rows for that encoder minimum. The encoder's agreement
+    gate needs no modelling here: rows that pass stage 1 have AoA band K5, so every row fastText
+    keeps (band K5) opens it.
+    """
+    rows = []
+    for enc_min in [None, *encoder_grid]:
+        enc_keep = kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min)
+        ft_min = choose_min_k5_prob(frame, target, step, confidence, later_keeps=enc_keep)
+        keep = kept_at(frame["pred"], frame["p_k5"], ft_min) & enc_keep
+        rows.append({"fasttext_min_k5_prob": ft_min, "encoder_min_k5_prob": enc_min, **rates_of(frame, keep)})
+    return pd.DataFrame(rows)
+
+
+def best_joint(sweep: pd.DataFrame, allowed: int) -> pd.Series:
+    """The sweep row keeping the most K-5 rows among those keeping at most `allowed` Beyond-K-5 rows
+    (ties: fewer Beyond-K-5 rows, then the earlier row, i.e. the laxer encoder minimum); when none
+    meets it, the row keeping the fewest Beyond-K-5 rows."""
+    meets = sweep[sweep["beyond_kept"] <= allowed]
+    if meets.empty:
+        return sweep.loc[sweep["beyond_kept"].idxmin()]
+    order = meets.assign(_row=np.arange(len(meets))).sort_values(
+        ["k5_kept", "beyond_kept", "_row"], ascending=[False, True, True], kind="stable"
+    )
+    return order.iloc[0].drop("_row")
+
+
+@dataclass
+class JointTuning:
+    """What `tune_joint` found: the point, the out-of-fold scores, the sweep and rates around it."""
+
+    point: OperatingPoint
+    oof: pd.DataFrame  # the fastText out-of-fold frame (eligible rows) + enc_pred, enc_p_k5
+    sweep: pd.DataFrame  # joint_sweep over the encoder grid
+    released: dict[str, float]  # both stages at their released rules
+    fasttext_only: dict[str, float]  # the encoder at its released rule, fastText's minimum chosen alone
+    chosen: dict[str, float]
+
+
+def tune_joint(
+    fasttext_oof: pd.DataFrame,
+    labels: pd.DataFrame,
+    target: float = DEFAULT_TARGET,
+    confidence: float | None = None,
+    encoder_grid: Sequence[float] = ENCODER_GRID,
+    **encoder: Any,
+) -> JointTuning:
+    """Choose fastText's and the encoder's minimum P(K5) together, by source-grouped cross-validation.
+
+    `fasttext_oof` is `tune_fasttext`'s `oof` frame (chapter 3's `oof_scores.parquet`: id, band,
+    fold, pred, p_k5, eligible); `labels` gives each id its text. The encoder is fine-tuned once per
+    fold on the other folds (`out_of_fold_encoder`, `encoder` keywords go there) and scores the
+    eligible rows of its fold, so both scores of a row come from models that never saw its source.
+    The point keeps the most K-5 rows of stages 2-3 among the pairs meeting the target.
+    """
+    missing = {"id", "band", "fold", "pred", "p_k5", "eligible"} - set(fasttext_oof.columns)
+    if missing:
+        raise KeyError(f"the fastText out-of-fold frame lacks {sorted(missing)}")
+    texts = labels.drop_duplicates("id").set_index("id")["text"]
+    unknown = set(fasttext_oof["id"]) - set(texts.index)
+    if unknown:
+        raise KeyError(f"{len(unknown)} out-of-fold ids have no label text, e.g. {sorted(unknown)[:3]}")
+    frame = fasttext_oof.reset_index(drop=True).assign(text=lambda f: f["id"].map(texts))
+    scored = out_of_fold_encoder(frame, frame["fold"], score=frame["eligible"], **encoder)
+    pool = pd.concat([frame, scored], axis=1)[lambda f: f["eligible"].astype(bool)].drop(columns="text")
+    pool = pool.reset_index(drop=True)
+    sweep = joint_sweep(pool, target, confidence, encoder_grid)
+    allowed = max(allowed_beyond(int((pool["band"] != "K5").sum()), target, confidence), 0)
+    best = best_joint(sweep, allowed)
+    ft_min, enc_min = best["fasttext_min_k5_prob"], best["encoder_min_k5_prob"]
+    ft_min = None if pd.isna(ft_min) else float(ft_min)
+    enc_min = None if pd.isna(enc_min) else float(enc_min)
+    enc_released = kept_at(pool["enc_pred"], pool["enc_p_k5"], None)
+    released = rates_of(pool, kept_at(pool["pred"], pool["p_k5"], None) & enc_released)
+    fasttext_only = sweep.iloc[0][list(released)].to_dict()
+    chosen = best[list(released)].to_dict()
+    n_folds = int(pool["fold"].nunique())
+    details = {
+        "method": f"source-grouped {n_folds}-fold cross-validation of fastText and the encoder together",
+        "rule": _rule(target, confidence, "fastText's and the encoder's minimum P(K5), stages 2-3 together"),
+        "confidence": confidence,
+        "population": f"{len(pool):,} training labels: those chapter 3 measured its point on",
+        "allowed_beyond": allowed,
+        "oof_released": released,
+        "oof_fasttext_only": fasttext_only,
+        "oof_chosen": chosen,
+    }
+    point = OperatingPoint(
+        fasttext_min_k5_prob=ft_min,
+        encoder_min_k5_prob=enc_min,
+        chosen_on="out-of-fold fastText and encoder P(K5) on training labels, never on validation sources",
+        target=target,
+        details=details,
+    )
+    return JointTuning(point, pool, sweep, released, fasttext_only, chosen)
 
 
 def _stage(spec: Any):

@@ -245,3 +245,124 @@ def test_stages_without_probabilities_get_no_p_k5_column():
     passages = pd.DataFrame({"id": ["a"], "text": ["the cat sat"]})
     outcomes, _ = v.cascade_outcomes(Cascade([SymbolicStage()]), passages)
     assert not [c for c in outcomes.columns if c.endswith("_p_k5")]
+
+
+# --- the target with a confidence margin, and stages 2 and 3 together ---------------------------
+
+
+def test_allowed_beyond_is_the_point_estimate_or_the_wilson_bound():
+    from littlekit.stats import wilson_interval
+
+    assert op.allowed_beyond(2444, 0.02) == 48
+    allowed = op.allowed_beyond(2444, 0.02, confidence=0.95)
+    assert allowed < 48
+    assert wilson_interval(allowed, 2444)[1] <= 0.02 < wilson_interval(allowed + 1, 2444)[1]
+    assert op.allowed_beyond(10, 0.02, confidence=0.95) == -1  # ten rows cannot show 2% at all
+    with pytest.raises(ValueError, match="no Beyond"):
+        op.allowed_beyond(0, 0.02)
+
+
+def test_a_later_stage_that_drops_a_beyond_row_lowers_the_threshold_needed():
+    rows = [("K8", "K5", 0.95), ("K12", "K5", 0.90), ("OOS", "K5", 0.70)] + [("K8", "K8", 0.1)] * 7
+    frame = frame_of(rows + [("K5", "K5", 0.99), ("K5", "K5", 0.8)])
+    assert op.choose_min_k5_prob(frame, target=0.1) == pytest.approx(0.901)
+    later = [False, True, True] + [True] * 9  # a later stage drops the 0.95 row
+    assert op.choose_min_k5_prob(frame, target=0.1, later_keeps=later) == pytest.approx(0.701)
+    # with a confidence margin, ten rows cannot show 10%: every Beyond row must go
+    assert op.choose_min_k5_prob(frame, target=0.1, confidence=0.95) == pytest.approx(0.951)
+
+
+def joint_frame(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """Out-of-fold-like scores where each classifier catches Beyond rows the other misses."""
+    rng = np.random.default_rng(seed)
+    band = np.where(rng.random(n) < 0.3, "K5", "K8")
+    k5 = band == "K5"
+    p_ft = np.clip(np.where(k5, rng.normal(0.75, 0.15, n), rng.normal(0.35, 0.2, n)), 0, 1)
+    p_enc = np.clip(np.where(k5, rng.normal(0.8, 0.12, n), rng.normal(0.4, 0.25, n)), 0, 1)
+    return pd.DataFrame(
+        {
+            "band": band,
+            "pred": np.where(p_ft >= 0.5, "K5", "K8"),
+            "p_k5": p_ft,
+            "enc_pred": np.where(p_enc >= 0.5, "K5", "K8"),
+            "enc_p_k5": p_enc,
+        }
+    )
+
+
+def test_the_joint_point_keeps_the_most_k5_of_every_pair_meeting_the_target():
+    frame = joint_frame()
+    target = 0.02
+    sweep = op.joint_sweep(frame, target)
+    allowed = op.allowed_beyond(int((frame["band"] != "K5").sum()), target)
+    best = op.best_joint(sweep, allowed)
+    assert best["beyond_kept"] <= allowed
+    assert best["k5_kept"] >= sweep.iloc[0]["k5_kept"]  # never worse than fastText's minimum alone
+    # brute force over both grids: no pair meeting the target keeps more K-5 rows
+    for enc_min in [None, *op.ENCODER_GRID]:
+        enc_keep = op.kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min)
+        for ft_min in [None, *np.round(np.arange(0.5, 1.0005, 0.01), 3)]:
+            rates = op.rates_of(frame, op.kept_at(frame["pred"], frame["p_k5"], ft_min) & enc_keep)
+            if rates["beyond_kept"] <= allowed:
+                assert rates["k5_kept"] <= best["k5_kept"]
+    # the row's own rates are those of its two minimums
+    keep = op.kept_at(frame["pred"], frame["p_k5"], best["fasttext_min_k5_prob"]) & op.kept_at(
+        frame["enc_pred"], frame["enc_p_k5"], best["encoder_min_k5_prob"]
+    )
+    assert op.rates_of(frame, keep)["k5_kept"] == best["k5_kept"]
+
+
+def test_best_joint_breaks_ties_towards_fewer_beyond_rows_then_the_laxer_encoder_rule():
+    sweep = pd.DataFrame(
+        {
+            "fasttext_min_k5_prob": [0.8, 0.7, 0.6, 0.5],
+            "encoder_min_k5_prob": [None, 0.5, 0.6, 0.7],
+            "k5_kept": [10, 12, 12, 12],
+            "beyond_kept": [2, 3, 2, 2],
+        }
+    )
+    assert op.best_joint(sweep, allowed=3)["encoder_min_k5_prob"] == 0.6
+    assert op.best_joint(sweep, allowed=1)["beyond_kept"] == 2  # none meets it: the fewest Beyond rows
+
+
+def test_out_of_fold_encoder_scores_only_the_rows_asked_for(one_thread):
+    from littlekit.encoder_train import EncoderTrainConfig
+
+    labels = synthetic_labels(n_groups_per_band=2, per_group=8)
+    folds = op.grouped_folds(labels["group"], labels["band"], n_folds=2)
+    score = labels.index % 3 != 0
+    config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
+    scored = op.out_of_fold_encoder(labels, folds, score, train_sample_size=20, config=config, vocab_size=200)
+    assert list(scored.index) == list(labels.index)
+    assert scored.loc[score, "enc_pred"].isin(["K5", "K8", "K12", "OOS"]).all()
+    assert scored.loc[score, "enc_p_k5"].between(0, 1).all()
+    assert scored.loc[~score, "enc_pred"].isna().all() and scored.loc[~score, "enc_p_k5"].isna().all()
+    with pytest.raises(ValueError, match="must match labels"):
+        op.out_of_fold_encoder(labels, folds[:-1], config=config)
+
+
+def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thread, tmp_path):
+    from littlekit.encoder_train import EncoderTrainConfig
+
+    labels = synthetic_labels(n_groups_per_band=2, per_group=8)
+    groups = labels["group"]
+    tuning = op.tune_fasttext(labels, target=0.05, n_folds=2, groups=groups, first_stage=None, **FAST)
+    config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
+    joint = op.tune_joint(
+        tuning.oof, labels, target=0.05, config=config, train_sample_size=20, vocab_size=200
+    )
+    point = joint.point
+    assert "never on validation" in point.chosen_on and point.target == 0.05
+    assert len(joint.sweep) == 1 + len(op.ENCODER_GRID) and len(joint.oof) == len(labels)
+    assert joint.chosen["k5_kept"] >= joint.fasttext_only["k5_kept"]
+    fewest = joint.sweep["beyond_kept"].min()
+    assert joint.chosen["beyond_kept"] <= max(point.details["allowed_beyond"], fewest)
+    assert point.details["oof_chosen"] == joint.chosen
+    assert reloads(point, tmp_path)
+    with pytest.raises(KeyError, match="lacks"):
+        op.tune_joint(tuning.oof.drop(columns=["fold"]), labels)
+
+
+def reloads(point: op.OperatingPoint, root) -> bool:
+    point.save(root)
+    return op.OperatingPoint.load(root).options() == point.options()
