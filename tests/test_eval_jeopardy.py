@@ -207,6 +207,15 @@ def test_attach_split_rejects_a_label_for_other_text():
     assert counts == {"input": 2, "labelled": 1, "unlabelled": 1, "null_band": 0}
 
 
+def test_sample_per_split_caps_each_split():
+    frame, labels = jp.load_authored()
+    clues, _ = jp.attach_split(frame, labels)
+    sample = jp.sample_per_split(clues, 5, seed=1)
+    assert sample["split"].value_counts().to_dict() == {"K-5": 5, "Beyond K-5": 5}
+    assert sample["id"].tolist() == jp.sample_per_split(clues, 5, seed=1)["id"].tolist()
+    assert len(jp.sample_per_split(clues, 1000)) == len(clues)
+
+
 def test_ngss_prompt_quotes_every_band():
     table = jp.ngss_dci_table()
     assert set(table["band"]) == {"K5", "K8", "K12"}

@@ -492,6 +492,13 @@ def attach_split(
     return out, counts
 
 
+def sample_per_split(clues: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
+    """At most `n` clues of each split (a seeded sample), in the splits' order of appearance."""
+    parts = [group.sample(n=min(len(group), n), random_state=seed)
+             for _, group in clues.groupby("split", sort=False)]
+    return pd.concat(parts).reset_index(drop=True) if parts else clues.head(0)
+
+
 # -------------------------------------------------------------------------------- normalisation
 
 _FRAMING_RE = re.compile(
