@@ -50,6 +50,15 @@ NOTEBOOKS = [
             "max_per_band": 5,
         },
     ),
+    (  # scores chapter 9's checkpoints of the same run; the CoMTA section runs on the test fixture
+        "10_language_familiarity.ipynb",
+        {
+            "run_name": TRAIN_SMOKE_RUN,
+            "per_bin": 2,
+            "n_boot": 20,
+            "comta_path": "../tests/fixtures/comta/CoMTA_fixture.json",
+        },
+    ),
     (  # evaluates chapter 9's two best checkpoints of the same run on the project-written clue set
         "11_jeopardy.ipynb",
         {"run_name": TRAIN_SMOKE_RUN, "max_per_split": 6, "max_new_tokens": 4, "qualitative_tokens": 6},
