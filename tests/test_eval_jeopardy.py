@@ -125,6 +125,13 @@ def test_selection_counts_add_up():
     ("trunks", "the trunk", False),
     ("O2", "O<sub>2</sub>", False),
     ("Newton's laws", "Newton", True),
+    ("Dr. Paul Ehrlich. He won a Nobel", "Dr. (Paul) Ehrlich", True),
+    ("H.G. Wells", "H.G. Wells", True),
+    ("(J. Robert) Oppenheimer", "(J. Robert) Oppenheimer", True),
+    ("A", "A", True),
+    ("polonium", "(1 of) radium (or polonium)", True),
+    ("phosphorus", "(1 of) nitrogen, phosphorus, or potassium", True),
+    ("sodium", "(1 of) nitrogen, phosphorus, or potassium", False),
 ])
 def test_grade_cases(completion, gold, correct):
     assert jp.grade(completion, gold) is correct

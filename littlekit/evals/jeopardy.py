@@ -24,7 +24,8 @@ framing, articles and punctuation dropped, number words as digits); it is correc
 words equal the words of one gold variant or begin with them (the gold as whole words at the
 start: "trunk of the elephant" counts for "the trunk"). Gold variants (`gold_variants`) come
 from Jeopardy's conventions: "(the) Beagle" -> optional part dropped and kept, "Hawaii (or the
-Aloha State)" and "a or b" -> aliases.
+Aloha State)" and "a or b" -> aliases, "(1 of) a, b or c" -> any one item. A period after a
+single letter or an abbreviation ("Dr.", "H.G.") does not end the answer.
 """
 
 from __future__ import annotations
@@ -526,10 +527,12 @@ def normalise_answer(text: str) -> str:
     text = re.sub(r"'s\b", "", text)
     text = re.sub(r"[^\w\s.]", " ", text).replace("_", " ")
     words = [str(_NUMBER_WORDS.get(w, w)) for w in text.split() if w not in _ARTICLES]
-    return " ".join(words)
+    return " ".join(words) if words else " ".join(text.split())  # the letter "A" is an answer too
 
 
 _PAREN_RE = re.compile(r"\(([^()]*)\)")
+_ONE_OF_RE = re.compile(r"^\s*\((?:1|one|any 1|any one) of\)\s*", re.IGNORECASE)
+_LIST_SPLIT_RE = re.compile(r"\s*,\s*(?:or\s+|and\s+|&\s+)?|\s+(?:or|and|&)\s+")
 
 
 def gold_variants(response: str) -> list[str]:
@@ -539,6 +542,9 @@ def gold_variants(response: str) -> list[str]:
     "Mercury (the planet)" -> mercury, mercury planet; "a cat or a lion" -> cat or lion, cat, lion.
     """
     text = _TAG_RE.sub(" ", response)
+    if _ONE_OF_RE.match(text):  # "(1 of) nitrogen, phosphorus or potassium": any one item
+        items = _LIST_SPLIT_RE.split(_ONE_OF_RE.sub("", text))
+        return list(dict.fromkeys(v for item in items if item.strip() for v in gold_variants(item)))
     aliases = [m.group(1).strip()[3:] for m in _PAREN_RE.finditer(text) if _is_alias(m.group(1))]
     without_alias = _PAREN_RE.sub(lambda m: "" if _is_alias(m.group(1)) else m.group(0), text)
     optional_dropped = _PAREN_RE.sub(" ", without_alias)
@@ -557,13 +563,22 @@ def _is_alias(inside: str) -> bool:
 
 
 _SENTENCE_END_RE = re.compile(r"[.?!](?:\s|$)")
+# a period after these (or after a single letter, or inside "H.G.") is not a sentence end
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st mt ft jr sr vs no co inc lt gen col capt sgt prof rev gov sen rep pres".split()
+)
 
 
 def first_answer(completion: str) -> str:
     """The part of a completion that is the answer: its first line, up to the first sentence end."""
     line = completion.strip().split("\n", 1)[0] if completion.strip() else ""
-    match = _SENTENCE_END_RE.search(line)
-    return line[: match.start()] if match else line
+    for match in _SENTENCE_END_RE.finditer(line):
+        before = line[: match.start()].split()
+        word = re.sub(r"[^\w.]", "", before[-1]).lower() if before else ""
+        if match.group(0)[0] == "." and (len(word) == 1 or word in _ABBREVIATIONS or "." in word):
+            continue
+        return line[: match.start()]
+    return line
 
 
 def grade(completion: str, response: str) -> bool:
