@@ -239,14 +239,49 @@ def test_authored_set_is_complete_and_labelled():
     assert counts["input"] == len(frame) == counts["labelled"] >= 150
     sizes = split["split"].value_counts()
     assert abs(sizes["K-5"] - sizes["Beyond K-5"]) <= 10
-    table = set(jp.ngss_dci_table()["dci"])
+    dci_band = jp.ngss_dci_table().set_index("dci")["band"]
     for record in labels:
         assert record["source"] == jp.AUTHORED_SOURCE and record["judge"] is None
-        assert record["dci"] in table, record
-        assert jp.ngss_dci_table().set_index("dci").loc[record["dci"], "band"] == record["band"], record
+        assert record["dci"] in dci_band.index, record
+        assert dci_band[record["dci"]] == record["band"], record
     selected, sel_counts = jp.select_science(frame)
     assert sel_counts["selected"] == len(frame)  # every category is a science category
     # every gold response survives its own grading
     assert all(jp.grade(r, r) for r in frame["response"])
     assert json.loads((Path(jp.__file__).parents[2] / "data" / jp.AUTHORED_DIR / "labels.jsonl")
                       .read_text().splitlines()[0])["band"] in {"K5", "K8", "K12"}
+
+
+def test_label_clues_with_a_local_transformers_judge(tmp_path, one_thread):
+    """The same labelling through TransformersBackend on a real tiny Qwen3 (its answers are noise:
+    every record must still come back, with a parse error or a band, and a re-run is all cache)."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from littlekit.corpora import load_standards
+    from littlekit.judge.local_backend import TransformersBackend
+    from littlekit.tokenizer import train_tokenizer
+
+    frame = jp.load_jeopardy(FIXTURES / "season.tsv")[0].head(3)
+    standards = load_standards()
+    few = standards[standards["code"].isin(["K-LS1-1", "MS-PS1-1", "HS-LS1-1"])]
+    prompt = jp.ngss_prompt(few)
+    assert {"K-LS1", "MS-PS1", "HS-LS1"} == set(jp.ngss_dci_table(few)["dci"])
+    tokenizer = train_tokenizer([prompt.system, *map(jp.judge_text, frame.to_dict("records"))] * 5,
+                                vocab_size=400)
+    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                         max_position_embeddings=4096)
+    torch.manual_seed(0)
+    backend = TransformersBackend(Qwen3ForCausalLM(config), tokenizer, name="tiny-qwen3", max_new_tokens=8,
+                                  device="cpu")
+    with JudgeCache(tmp_path / "c.sqlite") as cache:
+        labels = jp.label_clues(frame, backend, cache, prompt=prompt)
+        assert len(cache) == len(frame)
+        again = jp.label_clues(frame, backend, cache, prompt=prompt)
+    assert [r["id"] for r in labels] == frame["id"].tolist()
+    for record in labels:
+        assert record["band"] is not None or record["judge"]["errors"]["ngss_science"].startswith("parse:")
+        assert record["judge"]["model"] == "tiny-qwen3" and record["judge"]["usage"]["cached"] == 0
+    assert [r["band"] for r in again] == [r["band"] for r in labels]
+    assert all(r["judge"]["usage"]["cached"] == 1 for r in again)
