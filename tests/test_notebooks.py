@@ -63,6 +63,10 @@ NOTEBOOKS = [
         "11_jeopardy.ipynb",
         {"run_name": TRAIN_SMOKE_RUN, "max_per_split": 6, "max_new_tokens": 4, "qualitative_tokens": 6},
     ),
+    (  # samples chapter 9's two best checkpoints of the same run on one question per standard
+        "12_mathcamps.ipynb",
+        {"run_name": TRAIN_SMOKE_RUN, "per_standard": 1, "n_samples": 2, "max_new_tokens": 6},
+    ),
 ]
 
 
