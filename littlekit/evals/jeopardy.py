@@ -48,11 +48,24 @@ from littlekit.judge.labels import make_label, read_labels, text_sha256, write_l
 
 COLUMNS: tuple[str, ...] = ("id", "clue", "response", "category", "air_date", "round", "value", "source")
 TSV_COLUMNS: tuple[str, ...] = (
-    "round", "clue_value", "daily_double_value", "category", "comments", "answer", "question",
-    "air_date", "notes",
+    "round",
+    "clue_value",
+    "daily_double_value",
+    "category",
+    "comments",
+    "answer",
+    "question",
+    "air_date",
+    "notes",
 )
 KAGGLE_COLUMNS: tuple[str, ...] = (
-    "category", "air_date", "question", "value", "answer", "round", "show_number",
+    "category",
+    "air_date",
+    "question",
+    "value",
+    "answer",
+    "round",
+    "show_number",
 )
 SOURCE_TSV = "season-tsv"
 SOURCE_KAGGLE = "kaggle"
@@ -81,11 +94,18 @@ class LoadReport:
             raise AssertionError(f"counts do not add up: {self}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "source": self.source, "read": self.read, "kept": self.kept,
-                "dropped": dict(self.dropped), "bad_lines": list(self.bad_lines)}
+        return {
+            "path": self.path,
+            "source": self.source,
+            "read": self.read,
+            "kept": self.kept,
+            "dropped": dict(self.dropped),
+            "bad_lines": list(self.bad_lines),
+        }
 
 
 # ---------------------------------------------------------------------------------------- loading
+
 
 def load_jeopardy(path: str | Path, on_error: str = "raise") -> tuple[pd.DataFrame, LoadReport]:
     """Read a season TSV (.tsv), a Kaggle JSON (.json) or a Kaggle CSV (.csv) into the normal frame.
@@ -138,18 +158,34 @@ def _read_tsv(path: Path, on_error: str) -> list[_Row]:
             if not fields:
                 continue
             if len(fields) != len(header):
-                rows.append(_fail_or_skip(on_error, path, f"line {line}",
-                                          f"expected {len(header)} tab-separated fields, got {len(fields)}"))
+                rows.append(
+                    _fail_or_skip(
+                        on_error,
+                        path,
+                        f"line {line}",
+                        f"expected {len(header)} tab-separated fields, got {len(fields)}",
+                    )
+                )
                 continue
             record = dict(zip(header, (_unquote(f) for f in fields), strict=True))
             problem = _check_number(record["clue_value"], "clue_value") or _check_round(record["round"])
             if problem:
                 rows.append(_fail_or_skip(on_error, path, f"line {line}", problem))
                 continue
-            rows.append((line, {
-                "clue": record["answer"], "response": record["question"], "category": record["category"],
-                "air_date": record["air_date"], "round": record["round"], "value": record["clue_value"],
-            }, ""))
+            rows.append(
+                (
+                    line,
+                    {
+                        "clue": record["answer"],
+                        "response": record["question"],
+                        "category": record["category"],
+                        "air_date": record["air_date"],
+                        "round": record["round"],
+                        "value": record["clue_value"],
+                    },
+                    "",
+                )
+            )
     return rows
 
 
@@ -209,8 +245,14 @@ def _read_kaggle_csv(path: Path, on_error: str) -> list[_Row]:
             if not fields:
                 continue
             if len(fields) != len(names):
-                rows.append(_fail_or_skip(on_error, path, f"line {line}",
-                                          f"expected {len(names)} comma-separated fields, got {len(fields)}"))
+                rows.append(
+                    _fail_or_skip(
+                        on_error,
+                        path,
+                        f"line {line}",
+                        f"expected {len(names)} comma-separated fields, got {len(fields)}",
+                    )
+                )
                 continue
             rows.append((line, _kaggle_record(dict(zip(names, fields, strict=True))), ""))
     return rows
@@ -222,8 +264,10 @@ def _kaggle_record(item: Mapping[str, Any]) -> dict[str, str]:
     return {
         "clue": _strip_wrapping_quotes(str(item.get("question") or "")),
         "response": str(item.get("answer") or ""),
-        "category": str(item.get("category") or ""), "air_date": str(item.get("air_date") or ""),
-        "round": str(item.get("round") or ""), "value": value,
+        "category": str(item.get("category") or ""),
+        "air_date": str(item.get("air_date") or ""),
+        "round": str(item.get("round") or ""),
+        "value": value,
     }
 
 
@@ -254,9 +298,13 @@ def _normalise_rows(rows: Iterable[_Row], report: LoadReport) -> tuple[pd.DataFr
             report.dropped["empty clue or response"] += 1
             continue
         row = {
-            "clue": clue, "response": response, "category": _clean_text(record["category"]).upper(),
-            "air_date": record["air_date"].strip(), "round": record["round"].strip(),
-            "value": pd.to_numeric(record["value"] or None, errors="coerce"), "source": report.source,
+            "clue": clue,
+            "response": response,
+            "category": _clean_text(record["category"]).upper(),
+            "air_date": record["air_date"].strip(),
+            "round": record["round"].strip(),
+            "value": pd.to_numeric(record["value"] or None, errors="coerce"),
+            "source": report.source,
         }
         row["id"] = clue_id(row)
         if row["id"] in seen:
@@ -298,17 +346,71 @@ def load_authored(root: str | Path | None = None) -> tuple[pd.DataFrame, list[di
 
 # Categories whose clues are about science: a keyword as a whole word of the category decides.
 SCIENCE_KEYWORDS: tuple[str, ...] = (
-    "SCIENCE", "SCIENTIFIC", "SCIENTISTS", "BIOLOGY", "CHEMISTRY", "CHEMICAL", "PHYSICS", "ASTRONOMY",
-    "ANATOMY", "BOTANY", "ZOOLOGY", "GEOLOGY", "METEOROLOGY", "ECOLOGY", "GENETICS", "ELEMENTS",
-    "ANIMALS", "MAMMALS", "BIRDS", "INSECTS", "REPTILES", "FISH", "DINOSAURS", "PLANTS", "TREES",
-    "FLOWERS", "NATURE", "WEATHER", "PLANETS", "SPACE", "HUMAN BODY", "ROCKS", "MINERALS",
-    "OCEANS", "VOLCANOES", "ENERGY", "MAGNETS", "ELECTRICITY",
+    "SCIENCE",
+    "SCIENTIFIC",
+    "SCIENTISTS",
+    "BIOLOGY",
+    "CHEMISTRY",
+    "CHEMICAL",
+    "PHYSICS",
+    "ASTRONOMY",
+    "ANATOMY",
+    "BOTANY",
+    "ZOOLOGY",
+    "GEOLOGY",
+    "METEOROLOGY",
+    "ECOLOGY",
+    "GENETICS",
+    "ELEMENTS",
+    "ANIMALS",
+    "MAMMALS",
+    "BIRDS",
+    "INSECTS",
+    "REPTILES",
+    "FISH",
+    "DINOSAURS",
+    "PLANTS",
+    "TREES",
+    "FLOWERS",
+    "NATURE",
+    "WEATHER",
+    "PLANETS",
+    "SPACE",
+    "HUMAN BODY",
+    "ROCKS",
+    "MINERALS",
+    "OCEANS",
+    "VOLCANOES",
+    "ENERGY",
+    "MAGNETS",
+    "ELECTRICITY",
 )
 # Categories that contain a keyword but are not science (fiction, social sciences, trivia on names).
 EXCLUDE_KEYWORDS: tuple[str, ...] = (
-    "SCIENCE FICTION", "SOCIAL SCIENCE", "POLITICAL SCIENCE", "CHRISTIAN SCIENCE", "FICTION", "FICTIONAL",
-    "LITERARY", "LITERATURE", "MOVIE", "MOVIES", "FILM", "TV", "SONG", "SONGS", "STATE BIRDS", "HUMAN NATURE",
-    "RHYME TIME", "BEFORE & AFTER", "STUPID ANSWERS", "CROSSWORD", "MUSIC", "ROCK", "SPORTS", "TEAMS",
+    "SCIENCE FICTION",
+    "SOCIAL SCIENCE",
+    "POLITICAL SCIENCE",
+    "CHRISTIAN SCIENCE",
+    "FICTION",
+    "FICTIONAL",
+    "LITERARY",
+    "LITERATURE",
+    "MOVIE",
+    "MOVIES",
+    "FILM",
+    "TV",
+    "SONG",
+    "SONGS",
+    "STATE BIRDS",
+    "HUMAN NATURE",
+    "RHYME TIME",
+    "BEFORE & AFTER",
+    "STUPID ANSWERS",
+    "CROSSWORD",
+    "MUSIC",
+    "ROCK",
+    "SPORTS",
+    "TEAMS",
 )
 
 
@@ -400,10 +502,18 @@ def ngss_dci_table(
     ngss = ngss[ngss["dci"].notna()]
     rows = []
     for dci, group in ngss.groupby("dci", sort=False):
-        texts = [t if len(t) <= max_chars else t[: max_chars - 3].rsplit(" ", 1)[0] + "..."
-                 for t in group["text"].head(per_dci)]
-        rows.append({"dci": dci, "band": group["band"].iloc[0], "subject": group["subject"].iloc[0],
-                     "text": " ".join(texts)})
+        texts = [
+            t if len(t) <= max_chars else t[: max_chars - 3].rsplit(" ", 1)[0] + "..."
+            for t in group["text"].head(per_dci)
+        ]
+        rows.append(
+            {
+                "dci": dci,
+                "band": group["band"].iloc[0],
+                "subject": group["subject"].iloc[0],
+                "text": " ".join(texts),
+            }
+        )
     return pd.DataFrame(rows, columns=["dci", "band", "subject", "text"])
 
 
@@ -495,8 +605,10 @@ def attach_split(
 
 def sample_per_split(clues: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
     """At most `n` clues of each split (a seeded sample), in the splits' order of appearance."""
-    parts = [group.sample(n=min(len(group), n), random_state=seed)
-             for _, group in clues.groupby("split", sort=False)]
+    parts = [
+        group.sample(n=min(len(group), n), random_state=seed)
+        for _, group in clues.groupby("split", sort=False)
+    ]
     return pd.concat(parts).reset_index(drop=True) if parts else clues.head(0)
 
 
@@ -507,11 +619,37 @@ _FRAMING_RE = re.compile(
 )
 _ARTICLES = {"a", "an", "the"}
 _NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
-    "thousand": 1000, "million": 1000000,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "thousand": 1000,
+    "million": 1000000,
 }
 
 
@@ -622,8 +760,16 @@ def evaluate_generation(
     from littlekit.evals.generate import generate
 
     prompts = [format_prompt(c, q, shots) for c, q in zip(clues["category"], clues["clue"], strict=True)]
-    outputs = generate(model, tokenizer, prompts, n_samples=1, max_new_tokens=max_new_tokens,
-                       temperature=0.0, batch_size=batch_size, stop=("\n",))
+    outputs = generate(
+        model,
+        tokenizer,
+        prompts,
+        n_samples=1,
+        max_new_tokens=max_new_tokens,
+        temperature=0.0,
+        batch_size=batch_size,
+        stop=("\n",),
+    )
     completions = [samples[0] for samples in outputs]
     correct = [grade(c, r) for c, r in zip(completions, clues["response"], strict=True)]
     return clues.assign(completion=completions, correct=correct)
@@ -655,12 +801,16 @@ def evaluate_likelihood(
     """
     from littlekit.evals.bpb import corpus_bpb
 
-    pairs = [(format_prompt(c, q, shots), " " + r)
-             for c, q, r in zip(clues["category"], clues["clue"], clues["response"], strict=True)]
+    pairs = [
+        (format_prompt(c, q, shots), " " + r)
+        for c, q, r in zip(clues["category"], clues["clue"], clues["response"], strict=True)
+    ]
     result = corpus_bpb(model, tokenizer, pairs, batch_size=batch_size, per_doc=True)
     docs = result["per_doc"]
     return clues.assign(
-        nats=[d["nats"] for d in docs], bytes=[d["bytes"] for d in docs], tokens=[d["tokens"] for d in docs],
+        nats=[d["nats"] for d in docs],
+        bytes=[d["bytes"] for d in docs],
+        tokens=[d["tokens"] for d in docs],
         logprob=[-d["nats"] for d in docs],
     )
 
@@ -669,10 +819,17 @@ def likelihood_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "split"
     """Per group: clues, corpus bits per byte of the gold responses, mean log-prob per response and token."""
     import math
 
-    table = scored.groupby(list(by), sort=False).agg(
-        n=("nats", "size"), nats=("nats", "sum"), bytes=("bytes", "sum"), tokens=("tokens", "sum"),
-        mean_logprob=("logprob", "mean"),
-    ).reset_index()
+    table = (
+        scored.groupby(list(by), sort=False)
+        .agg(
+            n=("nats", "size"),
+            nats=("nats", "sum"),
+            bytes=("bytes", "sum"),
+            tokens=("tokens", "sum"),
+            mean_logprob=("logprob", "mean"),
+        )
+        .reset_index()
+    )
     table["bpb"] = table["nats"] / (math.log(2) * table["bytes"])
     table["logprob_per_token"] = -table["nats"] / table["tokens"]
     return table

@@ -31,23 +31,23 @@ PAPER_ANSWERS: dict[str, dict[str, str]] = {
     "What is gravity?": {
         "LittleLearner": "Gravity is the force that pulls everything down.",
         "UNFILTERED": "Gravity is the force between any two objects that is inversely proportional to the "
-                      "square of the separation between them...",
+        "square of the separation between them...",
     },
     "What is DNA?": {
         "LittleLearner": "DNA is the instructions that tell us how we are going to look when we get old..",
         "UNFILTERED": "DNA stands for deoxyribonucleic acid. It is a genetic molecule present in all living "
-                      "things, including humans. It is composed of two long strands of nucleotides...",
+        "things, including humans. It is composed of two long strands of nucleotides...",
     },
     "What is Schrödinger's cat?": {
         "LittleLearner": "Schrödinger's cat is a cat with two faces.",
         "UNFILTERED": "Schrödinger's cat is a thought experiment in quantum mechanics, proposed by Austrian "
-                      "physicist Erwin Schrödinger in 1935...",
+        "physicist Erwin Schrödinger in 1935...",
     },
     "What does E = mc² mean?": {
         "LittleLearner": "It's the name of a mathematical constant. It's also the name of a very famous "
-                         "character from the Star Wars movies.",
+        "character from the Star Wars movies.",
         "UNFILTERED": "Einstein's famous equation says that energy is equivalent to mass times the square of "
-                      "the speed of light.",
+        "the speed of light.",
     },
 }
 
@@ -69,8 +69,16 @@ def answer_prompts(
     texts = [template.format(prompt=prompt) for _, prompt in prompts]
     rows = []
     for label, (model, tokenizer) in models.items():
-        outputs = generate(model, tokenizer, texts, n_samples=1, max_new_tokens=max_new_tokens,
-                           temperature=0.0, batch_size=batch_size, stop=("\n\n",))
+        outputs = generate(
+            model,
+            tokenizer,
+            texts,
+            n_samples=1,
+            max_new_tokens=max_new_tokens,
+            temperature=0.0,
+            batch_size=batch_size,
+            stop=("\n\n",),
+        )
         for (band, prompt), samples in zip(prompts, outputs, strict=True):
             rows.append({"band": band, "prompt": prompt, "model": label, "completion": samples[0].strip()})
     return pd.DataFrame(rows, columns=["band", "prompt", "model", "completion"])
