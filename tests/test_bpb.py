@@ -9,7 +9,13 @@ import pytest
 import torch
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
-from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, sliding_windows, stream_bpb
+from littlekit.evals.bpb import (
+    bpb_from_token_losses,
+    corpus_bpb,
+    paired_bootstrap_table,
+    sliding_windows,
+    stream_bpb,
+)
 from littlekit.shards import write_shards
 from littlekit.tokenizer import train_tokenizer
 
@@ -172,3 +178,12 @@ def test_bpb_from_token_losses():
     assert bpb_from_token_losses(3.0, 2) == pytest.approx(3.0 / (2 * math.log(2)))
     with pytest.raises(ValueError):
         bpb_from_token_losses(1.0, 0)
+
+
+def test_paired_bootstrap_table():
+    boots = [[1.0, 0.0], [2.0, 1.0], [3.0, 1.0], [4.0, 2.0], [5.0, 2.0]]
+    table = paired_bootstrap_table(["a", "b"], [3.0, 1.0], boots, confidence=0.5, value="slope")
+    assert list(table.index) == ["a", "b", "a - b"]
+    assert table.loc["a", "slope"] == 3.0 and table.loc["a - b", "slope"] == 2.0
+    assert (table.loc["a", "ci_low"], table.loc["a", "ci_high"]) == (2.0, 4.0)  # quartiles of 1..5
+    assert (table.loc["a - b", "ci_low"], table.loc["a - b", "ci_high"]) == (1.0, 2.0)  # of 1, 1, 2, 2, 3

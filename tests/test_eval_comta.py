@@ -12,9 +12,12 @@ import torch
 
 from littlekit.evals.comta import (
     CoMTAFormatError,
+    bootstrap_gaps,
     comta_bpb,
     dialogue_counts,
+    group_bpb,
     load_comta,
+    score_turns,
     split_gaps,
     student_turns,
 )
@@ -193,3 +196,24 @@ def test_only_geometry_means_nothing_to_score(dialogues):
     assert student_turns(geometry).empty
     with pytest.raises(ValueError, match="no student turn"):
         comta_bpb({}, geometry)
+
+
+def test_bootstrap_of_the_gap_is_paired_over_dialogues(dialogues, tiny_lm):
+    model, tokenizer = tiny_lm
+    twin = build_model(model.config).eval()
+    twin.load_state_dict(model.state_dict())
+    other = build_model(model.config).eval()
+    models = {"tiny": tiny_lm, "twin": (twin, tokenizer), "other": (other, tokenizer)}
+    scored = score_turns(models, dialogues)
+    assert len(scored) == 3 * len(student_turns(dialogues))
+    gaps = split_gaps(group_bpb(scored))
+    boot = bootstrap_gaps(scored, n_boot=200, seed=0)
+    for name in models:
+        assert boot.loc[name, "gap"] == pytest.approx(gaps.loc[name, "beyond_minus_k5"], rel=1e-9)
+        assert boot.loc[name, "ci_low"] < boot.loc[name, "gap"] < boot.loc[name, "ci_high"]
+    same = boot.loc["tiny - twin"]
+    assert abs(same["ci_low"]) < 1e-9 and abs(same["ci_high"]) < 1e-9, "identical models: paired difference 0"
+    assert boot.loc["tiny - other", "ci_high"] - boot.loc["tiny - other", "ci_low"] > 1e-3
+    assert bootstrap_gaps(scored, n_boot=30, seed=1).equals(bootstrap_gaps(scored, n_boot=30, seed=1))
+    with pytest.raises(ValueError, match="both splits"):
+        bootstrap_gaps(scored[scored["split"] == "K-5"])

@@ -159,6 +159,37 @@ def corpus_bpb(
     return result
 
 
+def paired_bootstrap_table(
+    labels: Sequence[str], point: Any, boots: Any, confidence: float = 0.95, value: str = "value"
+) -> Any:
+    """A table of percentile bootstrap intervals for per-model statistics and their paired differences.
+
+    point: one value per model (in `labels` order); boots: (resamples, models), each resample the
+    same texts for every model. Rows `what`: each model, then "A - B" for every pair in order, with
+    columns `value` (the point estimate), ci_low, ci_high.
+    """
+    import numpy as np
+    import pandas as pd
+
+    point, boots = np.asarray(point, dtype=float), np.asarray(boots, dtype=float)
+    alpha = (1 - confidence) / 2
+    pairs = [(i, None) for i in range(len(labels))]
+    pairs += [(i, j) for i in range(len(labels)) for j in range(i + 1, len(labels))]
+    rows = []
+    for i, j in pairs:
+        estimate = point[i] - (point[j] if j is not None else 0.0)
+        sample = boots[:, i] - (boots[:, j] if j is not None else 0.0)
+        rows.append(
+            {
+                "what": labels[i] if j is None else f"{labels[i]} - {labels[j]}",
+                value: float(estimate),
+                "ci_low": float(np.quantile(sample, alpha)),
+                "ci_high": float(np.quantile(sample, 1 - alpha)),
+            }
+        )
+    return pd.DataFrame(rows).set_index("what")
+
+
 @torch.inference_mode()
 def stream_bpb(
     model: torch.nn.Module,

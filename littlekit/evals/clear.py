@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb
+from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, paired_bootstrap_table
 
 PAPER_EDGES: tuple[float, ...] = (0.5, 0.0, -0.3, -0.5, -0.8, -1.0, -1.3, -1.6, -1.9, -2.4)
 
@@ -193,22 +193,7 @@ def bootstrap_slopes(
     rng = np.random.default_rng(seed)
     point = rises(members)
     boots = np.array([rises([rng.choice(m, size=len(m)) for m in members]) for _ in range(n_boot)])
-    alpha = (1 - confidence) / 2
-    rows = []
-    pairs = [(i, None) for i in range(len(models))]
-    pairs += [(i, j) for i in range(len(models)) for j in range(len(models)) if i < j]
-    for i, j in pairs:
-        value = point[i] - (point[j] if j is not None else 0.0)
-        sample = boots[:, i] - (boots[:, j] if j is not None else 0.0)
-        rows.append(
-            {
-                "what": models[i] if j is None else f"{models[i]} - {models[j]}",
-                "rise_per_unit": float(value),
-                "ci_low": float(np.quantile(sample, alpha)),
-                "ci_high": float(np.quantile(sample, 1 - alpha)),
-            }
-        )
-    return pd.DataFrame(rows).set_index("what")
+    return paired_bootstrap_table(models, point, boots, confidence, value="rise_per_unit")
 
 
 def bin_bootstrap_ci(

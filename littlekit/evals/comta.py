@@ -23,9 +23,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb
+from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, paired_bootstrap_table
 
 MATH_LEVELS: dict[str, str | None] = {
     "Elementary": "K-5",
@@ -153,45 +154,95 @@ def dialogue_counts(dialogues: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("math_level")
 
 
-def comta_bpb(
+def score_turns(
     models: Mapping[str, tuple[Any, Any]], dialogues: list[dict[str, Any]], **bpb_kwargs: Any
 ) -> pd.DataFrame:
-    """BPB per model on the student turns, by math category and by split (K-5, Beyond K-5).
-
-    One row per (model, group): level ("category" or "split"), group, dialogues, turns, tokens,
-    nats, bytes, bpb; each group's BPB is Σ nats / (ln 2 · Σ bytes) over its turns. bpb_kwargs go
-    to corpus_bpb (batch_size, max_length, stride, device).
-    """
+    """One row per (model, scored student turn): model, dialogue, math_level, split, turn, nats,
+    bytes, tokens. bpb_kwargs go to corpus_bpb (batch_size, max_length, stride, device)."""
     turns = student_turns(dialogues)
     if turns.empty:
         raise ValueError("no student turn to score (every dialogue excluded or without student text)")
-    rows = []
+    pairs = list(zip(turns["context"], turns["text"], strict=True))
+    frames = []
     for label, (model, tokenizer) in models.items():
-        pairs = list(zip(turns["context"], turns["text"], strict=True))
         per_doc = pd.DataFrame(corpus_bpb(model, tokenizer, pairs, per_doc=True, **bpb_kwargs)["per_doc"])
-        scored = pd.concat([turns[["dialogue", "math_level", "split"]], per_doc], axis=1)
+        keys = turns[["dialogue", "math_level", "split", "turn"]]
+        frames.append(pd.concat([keys, per_doc], axis=1).assign(model=label))
+    columns = ["model", "dialogue", "math_level", "split", "turn", "nats", "bytes", "tokens"]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def group_bpb(scored: pd.DataFrame) -> pd.DataFrame:
+    """`score_turns`' rows summed per (model, group), by math category and by split: model, level
+    ("category" or "split"), group, dialogues, turns, tokens, nats, bytes, bpb (Σ nats / (ln 2 · Σ bytes))."""
+    rows = []
+    for label, part in scored.groupby("model", sort=False):
         for level, key, order in (
             ("category", "math_level", CATEGORY_ORDER),
             ("split", "split", SPLIT_ORDER),
         ):
             for group in order:
-                part = scored[scored[key] == group]
-                if part.empty:
+                chosen = part[part[key] == group]
+                if chosen.empty:
                     continue
+                n_bytes = int(chosen["bytes"].sum())
                 rows.append(
                     {
                         "model": label,
                         "level": level,
                         "group": group,
-                        "dialogues": part["dialogue"].nunique(),
-                        "turns": len(part),
-                        "tokens": int(part["tokens"].sum()),
-                        "nats": float(part["nats"].sum()),
-                        "bytes": int(part["bytes"].sum()),
-                        "bpb": bpb_from_token_losses(part["nats"].sum(), int(part["bytes"].sum())),
+                        "dialogues": chosen["dialogue"].nunique(),
+                        "turns": len(chosen),
+                        "tokens": int(chosen["tokens"].sum()),
+                        "nats": float(chosen["nats"].sum()),
+                        "bytes": n_bytes,
+                        "bpb": bpb_from_token_losses(chosen["nats"].sum(), n_bytes),
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def comta_bpb(
+    models: Mapping[str, tuple[Any, Any]], dialogues: list[dict[str, Any]], **bpb_kwargs: Any
+) -> pd.DataFrame:
+    """BPB per model on the student turns, by math category and by split (K-5, Beyond K-5):
+    `group_bpb(score_turns(models, dialogues, **bpb_kwargs))`."""
+    return group_bpb(score_turns(models, dialogues, **bpb_kwargs))
+
+
+def bootstrap_gaps(
+    scored: pd.DataFrame, n_boot: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
+    """Percentile bootstrap of each model's Beyond-minus-K-5 BPB gap and of each model's gap minus
+    every other's, from `score_turns`' rows. Dialogues (not turns: a dialogue's turns share a
+    student and a problem) are resampled with replacement within each split, the same dialogues
+    for every model. Rows: `what` (a model, or "A - B"), gap (as scored), ci_low, ci_high."""
+    models = list(dict.fromkeys(scored["model"]))
+    sums = scored.groupby(["split", "dialogue", "model"])[["nats", "bytes"]].sum().unstack("model")
+    by_split = {}
+    for split in SPLIT_ORDER:
+        if split not in sums.index.get_level_values("split"):
+            raise ValueError(f"a gap needs scored turns in both splits; none in {split}")
+        part = sums.loc[split]
+        by_split[split] = (part["nats"][models].to_numpy(), part["bytes"][models].to_numpy(float))
+
+    def gaps(picks: dict[str, np.ndarray]) -> np.ndarray:
+        values = {}
+        for split, (nats, n_bytes) in by_split.items():
+            chosen = picks[split]
+            values[split] = nats[chosen].sum(axis=0) / (np.log(2) * n_bytes[chosen].sum(axis=0))
+        return values["Beyond K-5"] - values["K-5"]
+
+    rng = np.random.default_rng(seed)
+    everything = {split: np.arange(len(nats)) for split, (nats, _) in by_split.items()}
+    point = gaps(everything)
+    boots = np.array(
+        [
+            gaps({s: rng.integers(0, len(i), size=len(i)) for s, i in everything.items()})
+            for _ in range(n_boot)
+        ]
+    )
+    return paired_bootstrap_table(models, point, boots, confidence, value="gap")
 
 
 def split_gaps(results: pd.DataFrame) -> pd.DataFrame:
