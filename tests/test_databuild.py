@@ -404,3 +404,16 @@ def test_every_data_folder_has_a_source_md_and_no_jeopardy():
 def test_data_folder_stays_small():
     total = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
     assert total < 35 * 1024 * 1024
+
+
+def test_a_build_keeps_the_hand_written_folders_and_lists_them(tmp_path):
+    from littlekit.databuild import AUTHORED, keep_authored
+    from littlekit.databuild.common import BuildLog
+
+    log = BuildLog(tmp_path)
+    counts = keep_authored(tmp_path, log)
+    for folder, source in AUTHORED.items():
+        shipped = sorted(p.relative_to(DATA).as_posix() for p in (DATA / folder).rglob("*") if p.is_file())
+        assert counts[folder] == len(shipped) > 0
+        assert {path: log.sources[path] for path in shipped} == {path: source for path in shipped}
+        assert all((tmp_path / path).read_bytes() == (DATA / path).read_bytes() for path in shipped)

@@ -7,8 +7,10 @@ give byte-identical files) and ends with `MANIFEST.tsv` (path, bytes, sha256, so
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
+from littlekit.config import EMBEDDED_DATA
 from littlekit.databuild.aoa import build_aoa
 from littlekit.databuild.clear import build_clear, load_clear_excerpts
 from littlekit.databuild.common import BuildLog, sha256_file, write_text
@@ -18,6 +20,9 @@ from littlekit.databuild.passages import build_commoncoretext
 from littlekit.databuild.standards import build_standards
 
 MANIFEST = "MANIFEST.tsv"
+# Folders written by hand for the project, not derived from the real data: a build keeps them
+# (copied from the repository's data/ when it builds elsewhere) and lists them in MANIFEST.tsv.
+AUTHORED: dict[str, str] = {"science_clues": "written for littlecurriculum (CC BY 4.0)"}
 __all__ = ["build_all", "add_data_parser", "run_data_command", "write_manifest"]
 
 
@@ -41,6 +46,7 @@ def build_all(source: Path, out: Path) -> None:
         ("mathcamps", lambda: build_mathcamps(source, out, log)),
         ("onestopenglish", lambda: build_onestop(source, out, log)),
         ("wordlists", lambda: build_wordlists(source, out, log)),
+        ("authored", lambda: keep_authored(out, log)),
     ]
     for name, step in steps:
         print(f"{name}: {step()}")
@@ -53,6 +59,19 @@ def build_all(source: Path, out: Path) -> None:
     )
     for path in stray:
         print(f"warning: {path} was not written by this build and is not in {MANIFEST}")
+
+
+def keep_authored(out: Path, log: BuildLog, origin: Path = EMBEDDED_DATA) -> dict[str, int]:
+    """Record the hand-written folders of AUTHORED in the build, copying them into `out` if needed."""
+    counts = {}
+    for folder, source in AUTHORED.items():
+        if (out / folder).resolve() != (origin / folder).resolve():
+            shutil.copytree(origin / folder, out / folder, dirs_exist_ok=True)
+        files = sorted(p for p in (out / folder).rglob("*") if p.is_file())
+        for path in files:
+            log.record(path, source)
+        counts[folder] = len(files)
+    return counts
 
 
 def write_manifest(out: Path, sources: dict[str, str]) -> Path:
@@ -106,6 +125,8 @@ were derived. Load them with `littlekit.corpora`.
 - `mathcamps/`: MathCAMPS v1 problems (MIT).
 - `gsm8k/`: GSM8K train and test (MIT).
 - `wordlists/`: the Dolch sight words (public domain).
+- `science_clues/`: 165 science trivia clues in Jeopardy's style with NGSS grade labels, written for
+  this project (CC BY 4.0); real Jeopardy clues never ship.
 
 The CLEAR-derived files are **non-commercial** (CC BY-NC-SA 4.0): remove `clear/` and the rows with
 `source_kind == "clear"` / `source == "clear"` before any commercial use.
