@@ -140,6 +140,13 @@ def test_filters_on_the_released_data():
         assert set(standards) <= set(kept["standard"])
 
 
+def test_clean_answer_drops_stored_trailing_zeros():
+    assert mc.clean_answer("27.3000000000000") == "27.3"
+    assert mc.clean_answer("87.0000000000000") == "87"
+    assert mc.clean_answer("-1.03448275862069") == "-1.03448275862069"
+    assert mc.clean_answer("100") == "100" and mc.clean_answer("[(1, 64)]") == "[(1, 64)]"
+
+
 def test_sample_per_standard_is_seeded_and_capped(tmp_path):
     write_fixture(tmp_path, fixture_rows())
     frame = mc.load(tmp_path)

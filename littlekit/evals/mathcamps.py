@@ -164,6 +164,14 @@ def sample_per_standard(frame: pd.DataFrame, per_standard: int | None, seed: int
     return pd.concat(parts).loc[lambda f: f.index.sort_values()]
 
 
+def clean_answer(answer: str) -> str:
+    """A gold answer as a person writes it: MathCAMPS stores decimals with 15 significant digits
+    ("27.3000000000000" -> "27.3", "87.0000000000000" -> "87"); other answers are unchanged."""
+    if re.fullmatch(r"-?\d+\.\d+", answer.strip()):
+        return answer.strip().rstrip("0").rstrip(".")
+    return answer.strip()
+
+
 def prompt(question: str, context: Sequence[tuple[str, str]] = ()) -> str:
     """Few-shot base-model prompt: the examples, any solved context (question, answer), then the
     question, ending in "Answer:"."""
