@@ -8,7 +8,8 @@ Code"). The binomials overflow for n = 1,024, so it is computed as the product
 Confidence intervals are over problems: the benchmark score is a mean of per-problem estimates, and
 the problems are the sample that varies (each estimate already carries its own sampling noise).
 `method="bootstrap"` resamples problems with replacement (percentile interval, the default);
-`method="normal"` uses mean +- z * sd / sqrt(problems). Both are clipped to [0, 1].
+`method="normal"` uses mean +- z * sd / sqrt(problems). Both are clipped to [0, 1]; when every
+problem scores the same (all 0 at the floor) both collapse to that value.
 """
 
 from __future__ import annotations
@@ -66,7 +67,13 @@ def mean_interval(
         low, high = mean - half, mean + half
     else:
         rng = np.random.default_rng(seed)
-        means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
+        chunk = max(1, 2_000_000 // x.size)  # resamples drawn at once: bounded memory for many problems
+        means = np.concatenate(
+            [
+                x[rng.integers(0, x.size, size=(min(chunk, n_boot - start), x.size))].mean(axis=1)
+                for start in range(0, n_boot, chunk)
+            ]
+        )
         low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
     return mean, float(max(0.0, low)), float(min(1.0, high))
 
