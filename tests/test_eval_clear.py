@@ -140,6 +140,8 @@ def test_clear_bpb_scores_the_same_excerpts_for_every_model(clear, tiny_lm):
     assert len(a) == 9
     ids = docs.groupby("model")["id"].apply(tuple)
     assert ids["a"] == ids["b"], "the same excerpts, in the same order"
+    with pytest.raises(ValueError, match="no models"):
+        clear_bpb({}, small)
     with pytest.raises(ValueError, match="bt_easiness"):
         clear_bpb({"a": tiny_lm}, small.drop(columns="bt_easiness"))
 

@@ -195,7 +195,9 @@ def test_only_geometry_means_nothing_to_score(dialogues):
     geometry = [d for d in dialogues if d["math_level"] == "Geometry"]
     assert student_turns(geometry).empty
     with pytest.raises(ValueError, match="no student turn"):
-        comta_bpb({}, geometry)
+        comta_bpb({"tiny": None}, geometry)
+    with pytest.raises(ValueError, match="no models"):
+        comta_bpb({}, dialogues)
 
 
 def test_bootstrap_of_the_gap_is_paired_over_dialogues(dialogues, tiny_lm):

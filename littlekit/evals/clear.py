@@ -137,6 +137,8 @@ def clear_bpb(
     id, bin, bt_easiness, nats, bytes, tokens (for `bootstrap_slopes`). bpb_kwargs go to
     corpus_bpb (batch_size, max_length, stride, device).
     """
+    if not models:
+        raise ValueError("no models to score: pass {label: (model, tokenizer)}")
     missing = {"id", "text", "bt_easiness"} - set(clear.columns)
     if missing:
         raise ValueError(f"the CLEAR frame lacks column(s) {sorted(missing)}")

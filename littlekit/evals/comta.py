@@ -159,6 +159,8 @@ def score_turns(
 ) -> pd.DataFrame:
     """One row per (model, scored student turn): model, dialogue, math_level, split, turn, nats,
     bytes, tokens. bpb_kwargs go to corpus_bpb (batch_size, max_length, stride, device)."""
+    if not models:
+        raise ValueError("no models to score: pass {label: (model, tokenizer)}")
     turns = student_turns(dialogues)
     if turns.empty:
         raise ValueError("no student turn to score (every dialogue excluded or without student text)")
