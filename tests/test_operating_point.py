@@ -53,6 +53,9 @@ def test_operating_point_round_trips_through_filter_config(tmp_path):
     assert point.options() == {"fasttext_min_k5_prob": 0.93, "encoder_min_k5_prob": None}
     assert "fasttext: top band K5 and P(K5) >= 0.93" in point.describe()
     assert "encoder: top band K5 (released rule)" in point.describe()
+    with_margin = op.OperatingPoint(0.9, 0.5, target=0.02, details={"confidence": 0.95}).describe()
+    assert "encoder: top band K5 and P(K5) >= 0.5" in with_margin
+    assert "Beyond-K-5 keep rate's 95% Wilson upper end <= 0.02" in with_margin
 
 
 @pytest.mark.parametrize(
