@@ -7,7 +7,8 @@ import random
 
 import pytest
 import torch
-from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+from train_data import tiny_qwen3
+from transformers import PreTrainedTokenizerFast, Qwen3ForCausalLM
 
 from littlekit.evals.bpb import (
     bpb_from_token_losses,
@@ -37,19 +38,7 @@ def tokenizer() -> PreTrainedTokenizerFast:
 
 @pytest.fixture(scope="module")
 def model(tokenizer) -> Qwen3ForCausalLM:
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=128,
-        initializer_range=0.3,  # large enough that predictions depend visibly on context
-    )
-    torch.manual_seed(0)
-    return Qwen3ForCausalLM(config).eval()
+    return tiny_qwen3(tokenizer)
 
 
 def ids_of(tokenizer, text: str) -> list[int]:

@@ -6,7 +6,8 @@ import random
 
 import pytest
 import torch
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from train_data import tiny_qwen3
+from transformers import Qwen3ForCausalLM
 
 from littlekit.evals.generate import (
     cut_at_stop,
@@ -36,23 +37,8 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def model(tokenizer) -> Qwen3ForCausalLM:
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=128,
-        initializer_range=0.3,  # predictions depend visibly on context
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
     # float64: left padding changes logits only by rounding, far below what could flip a draw
-    return Qwen3ForCausalLM(config).double().eval()
+    return tiny_qwen3(tokenizer).double()
 
 
 @torch.no_grad()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from judge_server import JudgeServer
+from train_data import tiny_qwen3
 
 from littlekit.evals import jeopardy as jp
 from littlekit.judge import JudgeCache, OpenAIChatBackend, read_labels
@@ -255,8 +256,6 @@ def test_authored_set_is_complete_and_labelled():
 def test_label_clues_with_a_local_transformers_judge(tmp_path, one_thread):
     """The same labelling through TransformersBackend on a real tiny Qwen3 (its answers are noise:
     every record must still come back, with a parse error or a band, and a re-run is all cache)."""
-    import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
 
     from littlekit.corpora import load_standards
     from littlekit.judge.local_backend import TransformersBackend
@@ -269,12 +268,8 @@ def test_label_clues_with_a_local_transformers_judge(tmp_path, one_thread):
     assert {"K-LS1", "MS-PS1", "HS-LS1"} == set(jp.ngss_dci_table(few)["dci"])
     tokenizer = train_tokenizer([prompt.system, *map(jp.judge_text, frame.to_dict("records"))] * 5,
                                 vocab_size=400)
-    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=8,
-                         max_position_embeddings=4096)
-    torch.manual_seed(0)
-    backend = TransformersBackend(Qwen3ForCausalLM(config), tokenizer, name="tiny-qwen3", max_new_tokens=8,
-                                  device="cpu")
+    model = tiny_qwen3(tokenizer, max_positions=4096)
+    backend = TransformersBackend(model, tokenizer, name="tiny-qwen3", max_new_tokens=8, device="cpu")
     with JudgeCache(tmp_path / "c.sqlite") as cache:
         labels = jp.label_clues(frame, backend, cache, prompt=prompt)
         assert len(cache) == len(frame)

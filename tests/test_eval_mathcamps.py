@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 import torch
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from train_data import tiny_qwen3
 
 from littlekit.evals import mathcamps as mc
 from littlekit.evals.answers import numbers
@@ -174,23 +174,7 @@ def tiny():
     rng = random.Random(0)
     texts = [" ".join(str(rng.randint(0, 999)) for _ in range(8)) for _ in range(300)]
     tokenizer = train_tokenizer(texts, vocab_size=300)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=512,
-        initializer_range=0.3,
-        bos_token_id=0,
-        eos_token_id=1,
-        pad_token_id=2,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
-    model = Qwen3ForCausalLM(config).eval()
+    model = tiny_qwen3(tokenizer, max_positions=512, tie_word_embeddings=False)
     is_number = torch.tensor(
         [bool(re.fullmatch(r" ?\d+", tokenizer.decode([i]))) for i in range(len(tokenizer))]
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-import torch
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from train_data import tiny_qwen3
+from transformers import Qwen3ForCausalLM
 
 from littlekit.evals.generate import generate
 from littlekit.evals.qualitative import PAPER_ANSWERS, PAPER_PROMPTS, answer_prompts, qualitative_table
@@ -25,13 +25,7 @@ def tokenizer():
 
 
 def tiny_model(tokenizer, seed: int) -> Qwen3ForCausalLM:
-    config = Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
-        initializer_range=0.3,
-    )
-    torch.manual_seed(seed)
-    return Qwen3ForCausalLM(config).eval()
+    return tiny_qwen3(tokenizer, seed=seed)
 
 
 def test_every_paper_prompt_answered_greedily_by_every_model(tokenizer):

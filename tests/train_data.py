@@ -36,3 +36,30 @@ def make_train_data(root: Path, n_train: int = 160, n_val: int = 24, vocab_size:
     write_shards(train, tokenizer, paths["train"])
     write_shards(val, tokenizer, paths["val"])
     return {name: str(path) for name, path in paths.items()}
+
+
+def tiny_qwen3(tokenizer, seed: int = 0, max_positions: int = 128, **overrides):
+    """A random 2-layer Qwen3 (hidden 32) over `tokenizer`'s vocabulary, in eval mode.
+
+    initializer_range 0.3 (Qwen3's default is 0.02) makes predictions depend visibly on context, so
+    a test comparing two computations of the same quantity can fail when one of them is wrong.
+    """
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    settings = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=max_positions,
+        initializer_range=0.3,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    return Qwen3ForCausalLM(Qwen3Config(**{**settings, **overrides})).eval()
