@@ -420,17 +420,26 @@ def out_of_fold_encoder(
     vocab_size: int = 8000,
     start_from: str | os.PathLike | None = None,
     seed: int = 0,
+    frozen: Any | None = None,
 ) -> pd.DataFrame:
     """Each labelled document (where `score` holds) scored by an encoder that never saw its fold.
 
     Per fold, chapter 4's recipe on the other folds' labels: a stratified sample of at most
-    `train_sample_size` to train on, up to `dev_size` of the rest to pick the best epoch, a tiny
-    ModernBERT and WordPiece tokenizer built on their texts (or `start_from`, a model directory to
-    fine-tune), `fine_tune` with `config` (an EncoderTrainConfig). Returns a frame aligned with
-    `labels` with `enc_pred` (top band; None where not scored) and `enc_p_k5` (NaN there).
+    `train_sample_size` to train on, up to `dev_size` of the rest to pick the best epoch, then
+    either (`frozen` given, an `encoder_train.FrozenStates` of a pretrained BERT) `train_top` on
+    its frozen states, or a tiny ModernBERT and WordPiece tokenizer built on their texts (or
+    `start_from`, a model directory to fine-tune) and `fine_tune`, with `config` (an
+    EncoderTrainConfig). Returns a frame aligned with `labels` with `enc_pred` (top band; None
+    where not scored) and `enc_p_k5` (NaN there).
     """
-    from littlekit.encoder_train import EncoderTrainConfig, build_tiny_modernbert, fine_tune
-    from littlekit.stages.encoder import EncoderStage
+    from littlekit.encoder_train import (
+        EncoderTrainConfig,
+        build_tiny_modernbert,
+        fine_tune,
+        top_probs,
+        train_top,
+    )
+    from littlekit.stages.encoder import LABELS, EncoderStage
 
     config = config or EncoderTrainConfig(seed=seed)
     labels = labels.reset_index(drop=True)
@@ -451,6 +460,14 @@ def out_of_fold_encoder(
                 if len(rest)
                 else None
             )
+            held = np.flatnonzero((folds == fold) & wanted)
+            texts = labels.loc[held, "text"].tolist()
+            if frozen is not None:
+                _, top = train_top(frozen, train.reset_index(drop=True), dev, None, config)
+                probs = top_probs(top, frozen, texts)
+                pred[held] = [LABELS[i] for i in probs.argmax(axis=1)]
+                p_k5[held] = probs[:, LABELS.index("K5")]
+                continue
             start = start_from
             if start is None:
                 start = build_tiny_modernbert(
@@ -459,8 +476,7 @@ def out_of_fold_encoder(
             model_dir = Path(tmp) / f"fold{fold}"
             fine_tune(start, train.reset_index(drop=True), dev, model_dir, config)
             stage = EncoderStage(model_dir, max_length=config.max_length, device=config.device)
-            held = np.flatnonzero((folds == fold) & wanted)
-            scores = stage.score_batch(labels.loc[held, "text"].tolist())
+            scores = stage.score_batch(texts)
             pred[held] = [s["band"] for s in scores]
             p_k5[held] = [s["probs"]["K5"] if s["probs"] else np.nan for s in scores]
     return pd.DataFrame({"enc_pred": pred, "enc_p_k5": p_k5}, index=labels.index)

