@@ -21,7 +21,7 @@ NOTEBOOKS = [
     ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60, "tuning_folds": 2}),
     (
         "04_encoder_classifier.ipynb",
-        {"epochs": 1, "max_length": 32, "train_sample_size": 64, "vocab_size": 500, "speed_sample_size": 2},
+        {"epochs": 4, "max_length": 32, "train_sample_size": 200, "vocab_size": 500, "speed_sample_size": 2},
     ),
     (
         "05_symbolic_filter.ipynb",
