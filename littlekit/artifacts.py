@@ -68,7 +68,8 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "encoder_model",
         "models/modernbert_grade",
         "encoder",
-        "transformers sequence-classification directory (ModernBERT), classes K5, K8, K12, OOS",
+        "transformers sequence-classification directory (ModernBERT in the paper; all-MiniLM-L6-v2 "
+        "in the embedded default), classes K5, K8, K12, OOS",
         "littlekit.encoder_train.fine_tune(..., out_dir=DIR/models/modernbert_grade, ...)",
     ),
     Artifact(
