@@ -310,39 +310,24 @@ def fine_tune(
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
     rng = random.Random(config.seed)
 
-    history, step_losses = [], []
-    best_key, best_state, best_epoch, step = None, None, 0, 0
-    for epoch in range(1, config.epochs + 1):
-        model.train()
-        for batch in _length_bucketed_batches(encoded, config.batch_size, rng):
-            input_ids, attention_mask = _pad([encoded[i] for i in batch], tokenizer.pad_token_id, device)
-            target = torch.tensor([labels[i] for i in batch], device=device)
-            logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
-            loss = loss_fn(logits.float(), target)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            step_losses.append(loss.detach().item())
-            step += 1
-            if step >= total_steps:
-                break
-        row = {"epoch": epoch, "step": step, "train_loss": float(np.mean(step_losses[-batches_per_epoch:]))}
-        if valid is not None and len(valid):
-            row.update(evaluate(model, tokenizer, valid, config.eval_batch_size, config.max_length))
-            key = (row["macro_f1"], -row["loss"])
-        else:
-            key = (epoch, 0.0)
-        history.append(row)
-        log.info("epoch %s: %s", epoch, {k: round(v, 4) for k, v in row.items()})
-        if best_key is None or key > best_key:
-            best_key, best_epoch = key, epoch
-            best_state = copy.deepcopy({k: v.detach().cpu() for k, v in model.state_dict().items()})
-        if step >= total_steps:
-            break
+    def batch_loss(batch: list[int]):
+        input_ids, attention_mask = _pad([encoded[i] for i in batch], tokenizer.pad_token_id, device)
+        target = torch.tensor([labels[i] for i in batch], device=device)
+        return loss_fn(model(input_ids=input_ids, attention_mask=attention_mask).logits.float(), target)
 
-    model.load_state_dict(best_state)
+    def validate() -> dict[str, float]:
+        return evaluate(model, tokenizer, valid, config.eval_batch_size, config.max_length)
+
+    history, step_losses, best_epoch = _fit(
+        model,
+        lambda: _length_bucketed_batches(encoded, config.batch_size, rng),
+        batch_loss,
+        validate if valid is not None and len(valid) else None,
+        optimizer,
+        scheduler,
+        config,
+        total_steps,
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
@@ -361,6 +346,48 @@ def fine_tune(
     summary = {**asdict(result), "out_dir": str(out), "config": asdict(config)}
     (out / "train_history.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     return result
+
+
+def _fit(module, epoch_batches, batch_loss, validate, optimizer, scheduler, config, total_steps: int):
+    """The epoch loop both recipes share; returns (history, step losses, best epoch).
+
+    Each epoch draws its batches from `epoch_batches()`, steps on `batch_loss(batch)` with gradient
+    clipping, then scores `validate()` when given. The state of the best epoch (macro-F1, then loss,
+    on the validation labels; without them the last epoch) is loaded back into `module` at the end.
+    """
+    import torch
+
+    history, step_losses = [], []
+    best_key, best_state, best_epoch, step = None, None, 0, 0
+    for epoch in range(1, config.epochs + 1):
+        module.train()
+        epoch_losses = []
+        for batch in epoch_batches():
+            loss = batch_loss(batch)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(module.parameters(), config.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            epoch_losses.append(loss.detach().item())
+            step += 1
+            if step >= total_steps:
+                break
+        step_losses.extend(epoch_losses)
+        row = {"epoch": epoch, "step": step, "train_loss": float(np.mean(epoch_losses))}
+        key = (epoch, 0.0)
+        if validate is not None:
+            row.update(validate())
+            key = (row["macro_f1"], -row["loss"])
+        history.append(row)
+        log.info("epoch %s: %s", epoch, {k: round(v, 4) for k, v in row.items()})
+        if best_key is None or key > best_key:
+            best_key, best_epoch = key, epoch
+            best_state = copy.deepcopy({k: v.detach().cpu() for k, v in module.state_dict().items()})
+        if step >= total_steps:
+            break
+    module.load_state_dict(best_state)
+    return history, step_losses, best_epoch
 
 
 def evaluate(model, tokenizer, frame, batch_size: int = 64, max_length: int = MAX_LENGTH) -> dict[str, float]:
@@ -649,39 +676,29 @@ def train_top(
     weight = _class_weights(labels, "cpu") if config.class_weights else None
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
     rng = random.Random(config.seed)
-    history, step_losses = [], []
-    best_key, best_state, best_epoch, step = None, None, 0, 0
-    for epoch in range(1, config.epochs + 1):
-        top.train()
+
+    def shuffled_batches():
         order = list(range(len(texts)))
         rng.shuffle(order)
-        for start in range(0, len(order), config.batch_size):
-            batch = order[start : start + config.batch_size]
-            logits = top(*_stack_states(frozen.states([texts[i] for i in batch])))
-            loss = loss_fn(logits, torch.tensor([labels[i] for i in batch]))
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(top.parameters(), config.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            step_losses.append(loss.detach().item())
-            step += 1
-            if step >= total_steps:
-                break
-        row = {"epoch": epoch, "step": step, "train_loss": float(np.mean(step_losses[-batches_per_epoch:]))}
-        if valid is not None and len(valid):
-            row.update(_scores(top_probs(top, frozen, list(valid["text"])), band_ids(valid["band"])))
-            key = (row["macro_f1"], -row["loss"])
-        else:
-            key = (epoch, 0.0)
-        history.append(row)
-        log.info("epoch %s: %s", epoch, {k: round(v, 4) for k, v in row.items()})
-        if best_key is None or key > best_key:
-            best_key, best_epoch = key, epoch
-            best_state = copy.deepcopy(top.state_dict())
-        if step >= total_steps:
-            break
-    top.load_state_dict(best_state)
+        return (order[start : start + config.batch_size] for start in range(0, len(order), config.batch_size))
+
+    def batch_loss(batch: list[int]):
+        logits = top(*_stack_states(frozen.states([texts[i] for i in batch])))
+        return loss_fn(logits, torch.tensor([labels[i] for i in batch]))
+
+    def validate() -> dict[str, float]:
+        return _scores(top_probs(top, frozen, list(valid["text"])), band_ids(valid["band"]))
+
+    history, step_losses, best_epoch = _fit(
+        top,
+        shuffled_batches,
+        batch_loss,
+        validate if valid is not None and len(valid) else None,
+        optimizer,
+        scheduler,
+        config,
+        total_steps,
+    )
     top.eval()
     result = TrainResult(
         out_dir=Path(out_dir) if out_dir is not None else Path(),
