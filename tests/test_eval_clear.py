@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from train_data import nano_lm
 
 from littlekit import corpora
 from littlekit.evals.bpb import corpus_bpb
@@ -23,8 +24,7 @@ from littlekit.evals.clear import (
     quantile_edges,
     sample_per_bin,
 )
-from littlekit.model import build_model, qwen3_config
-from littlekit.tokenizer import train_tokenizer
+from littlekit.model import build_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
@@ -82,17 +82,7 @@ def test_sample_per_bin_is_seeded_and_capped(clear):
 @pytest.fixture(scope="module")
 def tiny_lm(clear):
     texts = [t[:160] for t in clear["text"].head(200)]
-    tokenizer = train_tokenizer(texts, vocab_size=400)
-    config = qwen3_config(
-        "nano",
-        len(tokenizer),
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        initializer_range=0.3,  # predictions must differ visibly between texts
-    )
-    torch.manual_seed(0)
-    return build_model(config).eval(), tokenizer
+    return nano_lm(texts, vocab_size=400)
 
 
 @torch.no_grad()

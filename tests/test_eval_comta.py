@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from train_data import nano_lm
 
 from littlekit.evals.comta import (
     CoMTAFormatError,
@@ -21,8 +22,7 @@ from littlekit.evals.comta import (
     split_gaps,
     student_turns,
 )
-from littlekit.model import build_model, qwen3_config
-from littlekit.tokenizer import train_tokenizer
+from littlekit.model import build_model
 
 FIXTURE = Path(__file__).parent / "fixtures" / "comta" / "CoMTA_fixture.json"
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
@@ -119,17 +119,7 @@ def test_encoding_json_and_missing_file_errors(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_lm(dialogues):
     texts = [t["content"] for d in dialogues for t in d["data"]] * 3
-    tokenizer = train_tokenizer(texts, vocab_size=320)
-    config = qwen3_config(
-        "nano",
-        len(tokenizer),
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        initializer_range=0.3,
-    )
-    torch.manual_seed(0)
-    return build_model(config).eval(), tokenizer
+    return nano_lm(texts, vocab_size=320)
 
 
 @torch.no_grad()

@@ -63,3 +63,25 @@ def tiny_qwen3(tokenizer, seed: int = 0, max_positions: int = 128, **overrides):
     )
     torch.manual_seed(seed)
     return Qwen3ForCausalLM(Qwen3Config(**{**settings, **overrides})).eval()
+
+
+def nano_lm(texts: list[str], vocab_size: int, seed: int = 0):
+    """(model, tokenizer): littlekit's "nano" Qwen3, the size chapter 9 trains, random, over a BPE of `texts`.
+
+    initializer_range 0.3 so that its predictions differ visibly between texts.
+    """
+    import torch
+
+    from littlekit.model import build_model, qwen3_config
+
+    tokenizer = train_tokenizer(texts, vocab_size=vocab_size)
+    config = qwen3_config(
+        "nano",
+        len(tokenizer),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        initializer_range=0.3,
+    )
+    torch.manual_seed(seed)
+    return build_model(config).eval(), tokenizer
