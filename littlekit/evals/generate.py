@@ -68,6 +68,21 @@ def generate(
     )
 
 
+def greedy(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    max_new_tokens: int = 64,
+    batch_size: int = 32,
+    stop: Sequence[str] = ("\n\n",),
+) -> list[str]:
+    """One greedy completion per prompt (`generate` with temperature 0 and one sample)."""
+    outputs = generate(
+        model, tokenizer, prompts, max_new_tokens=max_new_tokens, batch_size=batch_size, stop=stop
+    )
+    return [samples[0] for samples in outputs]
+
+
 def _check_arguments(
     prompts, n_samples, max_new_tokens, temperature, top_p, top_k, batch_size, stop, backend
 ):

@@ -757,20 +757,10 @@ def evaluate_generation(
     shots: Sequence[tuple[str, str, str]] = SHOTS,
 ) -> pd.DataFrame:
     """Greedy answers (pass@1) for every clue: the clue frame plus `completion` and `correct`."""
-    from littlekit.evals.generate import generate
+    from littlekit.evals.generate import greedy
 
     prompts = [format_prompt(c, q, shots) for c, q in zip(clues["category"], clues["clue"], strict=True)]
-    outputs = generate(
-        model,
-        tokenizer,
-        prompts,
-        n_samples=1,
-        max_new_tokens=max_new_tokens,
-        temperature=0.0,
-        batch_size=batch_size,
-        stop=("\n",),
-    )
-    completions = [samples[0] for samples in outputs]
+    completions = greedy(model, tokenizer, prompts, max_new_tokens, batch_size, stop=("\n",))
     correct = [grade(c, r) for c, r in zip(completions, clues["response"], strict=True)]
     return clues.assign(completion=completions, correct=correct)
 

@@ -62,25 +62,16 @@ def answer_prompts(
     batch_size: int = 8,
 ) -> pd.DataFrame:
     """Greedy completions: one row per (prompt, model) with `band, prompt, model, completion`."""
-    from littlekit.evals.generate import generate
+    from littlekit.evals.generate import greedy
 
     if "{prompt}" not in template:
         raise ValueError(f"template must contain '{{prompt}}', got {template!r}")
     texts = [template.format(prompt=prompt) for _, prompt in prompts]
     rows = []
     for label, (model, tokenizer) in models.items():
-        outputs = generate(
-            model,
-            tokenizer,
-            texts,
-            n_samples=1,
-            max_new_tokens=max_new_tokens,
-            temperature=0.0,
-            batch_size=batch_size,
-            stop=("\n\n",),
-        )
-        for (band, prompt), samples in zip(prompts, outputs, strict=True):
-            rows.append({"band": band, "prompt": prompt, "model": label, "completion": samples[0].strip()})
+        completions = greedy(model, tokenizer, texts, max_new_tokens, batch_size, stop=("\n\n",))
+        for (band, prompt), completion in zip(prompts, completions, strict=True):
+            rows.append({"band": band, "prompt": prompt, "model": label, "completion": completion.strip()})
     return pd.DataFrame(rows, columns=["band", "prompt", "model", "completion"])
 
 
