@@ -106,7 +106,7 @@ def artifact_problems(root: str | os.PathLike, stages: str | Sequence[str] = "al
             problem = _check(artifact, Path(root) / artifact.path)
             if problem:
                 problems.append(f"{artifact.path} ({artifact.stage} stage: {artifact.what}): {problem}")
-    if names & set(CLASSIFIER_STAGES):
+    if names & {*CLASSIFIER_STAGES, "aoa"}:  # filter_config.json may set stage 1's max_aoa too
         try:
             read_operating_point(root)
         except ValueError as error:
@@ -122,7 +122,8 @@ def stage_options_from_artifacts(
     Only the stages named need their artifacts. FileNotFoundError lists everything missing or
     malformed at once, with how to produce each, rather than failing on the first. When
     root/filter_config.json exists, the minimum P(K5) it sets for each classifier stage named
-    (fasttext_min_k5_prob, encoder_min_k5_prob) is added; absent, the released rules apply.
+    (fasttext_min_k5_prob, encoder_min_k5_prob), and stage 1's max_aoa when it sets one, is added;
+    absent, the released rules apply.
     """
     root = Path(root)
     if not root.is_dir():
@@ -140,10 +141,7 @@ def stage_options_from_artifacts(
     options: dict[str, Any] = {a.option: str(root / a.path) for a in ARTIFACTS if a.stage in names}
     point = read_operating_point(root)
     if point is not None:
-        thresholds = point.options()
-        options.update(
-            {option: thresholds[option] for stage, option in CLASSIFIER_STAGES.items() if stage in names}
-        )
+        options.update(point.stage_options(names))
     return options
 
 

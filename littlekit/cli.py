@@ -322,8 +322,8 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         "--max-aoa",
         type=_finite,
         metavar="YEARS",
-        default=P95_MAX_AOA,
-        help=f"max 95th-percentile token AoA (default: {P95_MAX_AOA})",
+        default=None,
+        help=f"max 95th-percentile token AoA (default: filter_config.json's max_aoa, else {P95_MAX_AOA})",
     )
     stages.add_argument(
         "--max-oov",
@@ -470,7 +470,7 @@ def _stage_options(args, names: list[str]):
 
     Every missing file (explicit or in the directory) is reported at once, in one message.
     """
-    from littlekit.stages.registry import StageOptions, check_gate_order
+    from littlekit.stages.registry import P95_MAX_AOA, StageOptions, check_gate_order
 
     explicit = {option: getattr(args, option) for option in PATH_FLAGS if getattr(args, option) is not None}
     problems = [
@@ -478,7 +478,7 @@ def _stage_options(args, names: list[str]):
         for option, path in explicit.items()
         if isinstance(path, Path) and not path.is_file()
     ]
-    from_dir: dict[str, str] = {}
+    from_dir: dict[str, Any] = {}
     if args.artifacts is not None:
         from littlekit.artifacts import ARTIFACTS, artifact_problems, stage_options_from_artifacts
 
@@ -503,12 +503,14 @@ def _stage_options(args, names: list[str]):
         value = getattr(args, option)
         if value is not None:
             from_dir[option] = None if value == RELEASED_RULE else value
+    if args.max_aoa is not None:  # the flag overrides filter_config.json
+        from_dir["max_aoa"] = args.max_aoa
+    from_dir.setdefault("max_aoa", P95_MAX_AOA)
     try:
         options = StageOptions(
             **from_dir,
             **{option: str(path) for option, path in explicit.items()},
             aoa_impute=args.aoa_impute,
-            max_aoa=args.max_aoa,
             max_oov=args.max_oov,
             encoder_batch_size=args.encoder_batch_size,
             encoder_gate=args.encoder_gate,
@@ -523,7 +525,7 @@ def _stage_options(args, names: list[str]):
 
 def _config_line(names: list[str], args, options) -> str:
     """The run's settings, with the classifiers' P(K5) minimums when an operating point sets them."""
-    line = f"config: stages={','.join(names)} max_aoa={args.max_aoa} max_oov={args.max_oov}"
+    line = f"config: stages={','.join(names)} max_aoa={options.max_aoa} max_oov={args.max_oov}"
     for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
         if getattr(options, option) is not None:
             line += f" {option}={getattr(options, option):g}"

@@ -64,20 +64,36 @@ class OperatingPoint:
     chosen_on: str = "released rules (top band K5)"
     target: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    max_aoa: float | None = None  # stage 1's 95th-percentile AoA maximum; None: the stage's own (12)
 
     def __post_init__(self) -> None:
         for name in THRESHOLD_OPTIONS:
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and 0.0 <= value <= 1.0):
                 raise ValueError(f"{name} must be a probability between 0 and 1 or null, got {value!r}")
+        aoa = self.max_aoa
+        if aoa is not None and not (isinstance(aoa, int | float) and math.isfinite(aoa) and aoa > 0):
+            raise ValueError(f"max_aoa must be a positive number of years or null, got {aoa!r}")
 
     def options(self) -> dict[str, float | None]:
-        """The StageOptions fields this point sets."""
+        """The classifier stages' StageOptions fields this point sets (None: the released rule)."""
         return {name: getattr(self, name) for name in THRESHOLD_OPTIONS}
+
+    def stage_options(self, stages: Collection[str]) -> dict[str, float | None]:
+        """The StageOptions fields for the named stages: the classifiers' minimums, and stage 1's
+        max_aoa when this point sets one."""
+        thresholds = self.options()
+        fields = {
+            option: thresholds[option] for stage, option in CLASSIFIER_STAGES.items() if stage in stages
+        }
+        if self.max_aoa is not None and "aoa" in stages:
+            fields["max_aoa"] = float(self.max_aoa)
+        return fields
 
     def describe(self) -> str:
         """One line: the thresholds and where they come from."""
-        parts = [
+        parts = [] if self.max_aoa is None else [f"aoa: 95th-percentile AoA <= {self.max_aoa:g}"]
+        parts += [
             f"{stage}: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
             for stage, value in zip(CLASSIFIER_STAGES, self.options().values(), strict=True)
         ]
@@ -278,26 +294,43 @@ def choose_min_k5_prob(
     step: float = STEP,
     confidence: float | None = None,
     later_keeps: Sequence[bool] | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> float | None:
     """The smallest P(K5) minimum (on a `step` grid) keeping at most `target` of the Beyond-K-5 rows.
 
     `frame` has band, pred (top band) and p_k5. `confidence`: meet the target with that confidence
     (`allowed_beyond`). `later_keeps`: whether a later stage keeps each row (the rate is then that
-    of both stages together). None when the released rule (top band K5) already meets the target.
-    The result may still miss the target when Beyond-K-5 rows reach P(K5) = 1; when even keeping no
-    Beyond-K-5 row cannot show the target (`allowed_beyond` < 0), every one of them is dropped.
+    of both stages together). `kinds`: a kind of text per row (e.g. its label source); the
+    Beyond-K-5 keep rate of every kind must then also be at most `target` (point estimate), so a
+    kind that leaks cannot hide behind a larger kind that does not. None when the released rule
+    (top band K5) already meets the target. The result may still miss the target when Beyond-K-5
+    rows reach P(K5) = 1; when even keeping no Beyond-K-5 row cannot show the target
+    (`allowed_beyond` < 0), every one of them is dropped.
     """
-    n_beyond = int((frame["band"] != "K5").sum())
-    allowed = max(allowed_beyond(n_beyond, target, confidence), 0)
-    candidates = (frame["band"] != "K5") & (frame["pred"] == "K5")
+    beyond_rows = (frame["band"] != "K5").to_numpy()
+    candidates = beyond_rows & (frame["pred"] == "K5").to_numpy()
     if later_keeps is not None:
         candidates &= np.asarray(later_keeps, dtype=bool)
-    beyond = frame.loc[candidates, "p_k5"].astype(float)
+    p_k5 = frame["p_k5"].astype(float).to_numpy()
+    allowed = max(allowed_beyond(int(beyond_rows.sum()), target, confidence), 0)
+    thresholds = [_threshold_keeping(p_k5[candidates], allowed, step)]
+    if kinds is not None:
+        kinds = np.asarray(kinds, dtype=object)
+        for kind in pd.unique(kinds[beyond_rows]):
+            of_kind = kinds == kind
+            allowed_here = allowed_beyond(int((beyond_rows & of_kind).sum()), target)
+            thresholds.append(_threshold_keeping(p_k5[candidates & of_kind], allowed_here, step))
+    chosen = [t for t in thresholds if t is not None]
+    return max(chosen) if chosen else None
+
+
+def _threshold_keeping(beyond: np.ndarray, allowed: int, step: float) -> float | None:
+    """The smallest grid minimum keeping at most `allowed` of these Beyond-K-5 P(K5) values."""
     if len(beyond) <= allowed:
         return None
     # drop every Beyond-K-5 row at or below the (allowed+1)-th highest P(K5): the threshold is the
     # first grid point strictly above it
-    worst = np.sort(beyond.to_numpy())[::-1][allowed]
+    worst = np.sort(beyond)[::-1][allowed]
     threshold = (math.floor(worst / step + 1e-9) + 1) * step
     return round(min(threshold, 1.0), 10)
 
@@ -358,7 +391,10 @@ def tune_fasttext(
         population = "all training labels"
     else:
         stage = _stage(first_stage)
-        passes = np.array([stage(text).keep for text in labels["text"]])
+        decisions = [stage(text) for text in labels["text"]]
+        passes = np.array([d.keep for d in decisions])
+        if all("p95_aoa" in d.scores for d in decisions):  # stage 1's score, for a stricter max_aoa
+            oof["aoa_p95"] = [float(d.scores["p95_aoa"]) for d in decisions]
         population = f"the training labels stage '{stage.name}' keeps"
     measured = passes.copy()
     if measure_sources is not None:
@@ -488,30 +524,58 @@ def joint_sweep(
     confidence: float | None = None,
     encoder_grid: Sequence[float] = ENCODER_GRID,
     step: float = STEP,
+    aoa_grid: Sequence[float | None] = (None,),
+    kinds: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """For each encoder minimum (None = its released rule, then `encoder_grid`), the smallest
-    fastText minimum meeting the target for stages 2 and 3 together, and the rates the pair gives.
+    """For each stage-1 maximum in `aoa_grid` (None = the stage's own) and each encoder minimum
+    (None = its released rule, then `encoder_grid`), the smallest fastText minimum meeting the
+    target for stages 1-3 together, and the rates the triple gives.
 
     `frame` has band, pred and p_k5 (fastText, out of fold), enc_pred and enc_p_k5 (encoder, out of
-    fold). For a fixed encoder minimum both rates fall as fastText's minimum rises, so the smallest
-    one meeting the target keeps the most K-5 rows for that encoder minimum. The encoder's agreement
-    gate needs no modelling here: rows that pass stage 1 have AoA band K5, so every row fastText
-    keeps (band K5) opens it.
+    fold), and `aoa_p95` when `aoa_grid` holds a number. `kinds`: see `choose_min_k5_prob` (every
+    kind's rate must meet the target too; column `kinds_meet` says whether it does). For fixed
+    stage-1 and encoder settings both rates fall as fastText's minimum rises, so the smallest one
+    meeting the target keeps the most K-5 rows for them. The encoder's agreement gate needs no
+    modelling here: rows that pass stage 1 have AoA band K5, so every row fastText keeps (band K5)
+    opens it.
     """
+    if any(a is not None for a in aoa_grid) and "aoa_p95" not in frame.columns:
+        raise KeyError("a stage-1 grid needs the aoa_p95 column (tune_fasttext adds it)")
     rows = []
-    for enc_min in [None, *encoder_grid]:
-        enc_keep = kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min)
-        ft_min = choose_min_k5_prob(frame, target, step, confidence, later_keeps=enc_keep)
-        keep = kept_at(frame["pred"], frame["p_k5"], ft_min) & enc_keep
-        rows.append({"fasttext_min_k5_prob": ft_min, "encoder_min_k5_prob": enc_min, **rates_of(frame, keep)})
+    for max_aoa in aoa_grid:
+        first_keep = np.ones(len(frame), dtype=bool)
+        if max_aoa is not None:
+            first_keep = frame["aoa_p95"].astype(float).to_numpy() <= max_aoa
+        for enc_min in [None, *encoder_grid]:
+            later = kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min) & first_keep
+            ft_min = choose_min_k5_prob(frame, target, step, confidence, later_keeps=later, kinds=kinds)
+            keep = kept_at(frame["pred"], frame["p_k5"], ft_min) & later
+            row = {"max_aoa": max_aoa, "fasttext_min_k5_prob": ft_min, "encoder_min_k5_prob": enc_min}
+            row.update(rates_of(frame, keep))
+            if kinds is not None:
+                row["kinds_meet"] = bool(
+                    kind_rates(frame, keep, kinds)["beyond_keep_rate"].le(target + 1e-12).all()
+                )
+            rows.append(row)
     return pd.DataFrame(rows)
+
+
+def kind_rates(frame: pd.DataFrame, keep: Sequence[bool], kinds: Sequence[str]) -> pd.DataFrame:
+    """K-5 and Beyond-K-5 keep rates (and counts) per kind of text, one row per kind."""
+    keep = np.asarray(keep, dtype=bool)
+    kinds = np.asarray(kinds, dtype=object)
+    table = {kind: rates_of(frame[kinds == kind], keep[kinds == kind]) for kind in sorted(set(kinds))}
+    return pd.DataFrame(table).T
 
 
 def best_joint(sweep: pd.DataFrame, allowed: int) -> pd.Series:
     """The sweep row keeping the most K-5 rows among those keeping at most `allowed` Beyond-K-5 rows
-    (ties: fewer Beyond-K-5 rows, then the earlier row, i.e. the laxer encoder minimum); when none
+    (and, when the sweep has `kinds_meet`, meeting the target in every kind); ties: fewer
+    Beyond-K-5 rows, then the earlier row, i.e. the laxer stage-1 and encoder settings. When none
     meets it, the row keeping the fewest Beyond-K-5 rows."""
     meets = sweep[sweep["beyond_kept"] <= allowed]
+    if "kinds_meet" in sweep.columns:
+        meets = meets[meets["kinds_meet"].astype(bool)]
     if meets.empty:
         return sweep.loc[sweep["beyond_kept"].idxmin()]
     order = meets.assign(_row=np.arange(len(meets))).sort_values(
@@ -538,6 +602,8 @@ def tune_joint(
     target: float = DEFAULT_TARGET,
     confidence: float | None = None,
     encoder_grid: Sequence[float] = ENCODER_GRID,
+    every_kind: bool = False,
+    aoa_grid: Sequence[float | None] = (None,),
     **encoder: Any,
 ) -> JointTuning:
     """Choose fastText's and the encoder's minimum P(K5) together, by source-grouped cross-validation.
@@ -546,7 +612,8 @@ def tune_joint(
     fold, pred, p_k5, eligible); `labels` gives each id its text. The encoder is fine-tuned once per
     fold on the other folds (`out_of_fold_encoder`, `encoder` keywords go there) and scores the
     eligible rows of its fold, so both scores of a row come from models that never saw its source.
-    The point keeps the most K-5 rows of stages 2-3 among the pairs meeting the target.
+    The point keeps the most K-5 rows of stages 2-3 among the pairs meeting the target;
+    `every_kind` and `aoa_grid` as in `choose_joint`.
     """
     missing = {"id", "band", "fold", "pred", "p_k5", "eligible"} - set(fasttext_oof.columns)
     if missing:
@@ -558,36 +625,83 @@ def tune_joint(
     frame = fasttext_oof.reset_index(drop=True).assign(text=lambda f: f["id"].map(texts))
     scored = out_of_fold_encoder(frame, frame["fold"], score=frame["eligible"], **encoder)
     pool = pd.concat([frame, scored], axis=1)[lambda f: f["eligible"].astype(bool)].drop(columns="text")
-    pool = pool.reset_index(drop=True)
-    sweep = joint_sweep(pool, target, confidence, encoder_grid)
+    return choose_joint(pool.reset_index(drop=True), target, confidence, encoder_grid, every_kind, aoa_grid)
+
+
+def choose_joint(
+    pool: pd.DataFrame,
+    target: float = DEFAULT_TARGET,
+    confidence: float | None = None,
+    encoder_grid: Sequence[float] = ENCODER_GRID,
+    every_kind: bool = False,
+    aoa_grid: Sequence[float | None] = (None,),
+) -> JointTuning:
+    """The point for stages (1-)2-3 from out-of-fold scores (`tune_joint`'s `oof`, or any frame with
+    band, source, fold, pred, p_k5, enc_pred, enc_p_k5 and, for `aoa_grid`, aoa_p95).
+
+    The rule: the most K-5 rows kept such that the Beyond-K-5 keep rate meets `target` (its Wilson
+    upper end at `confidence`, when given). `every_kind`: the rate of every label source must also
+    be at most `target`, so one kind of text (say Gutenberg novels, a small share of the labels)
+    cannot leak behind a large kind that does not. `aoa_grid`: stage 1's 95th-percentile AoA
+    maxima to try besides the three classifier settings (None = stage 1 as configured).
+    """
+    kinds = pool["source"].to_numpy() if every_kind else None
+    sweep = joint_sweep(pool, target, confidence, encoder_grid, aoa_grid=aoa_grid, kinds=kinds)
     allowed = max(allowed_beyond(int((pool["band"] != "K5").sum()), target, confidence), 0)
     best = best_joint(sweep, allowed)
-    ft_min, enc_min = best["fasttext_min_k5_prob"], best["encoder_min_k5_prob"]
-    ft_min = None if pd.isna(ft_min) else float(ft_min)
-    enc_min = None if pd.isna(enc_min) else float(enc_min)
+    ft_min, enc_min, max_aoa = (
+        None if pd.isna(best[name]) else float(best[name])
+        for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob", "max_aoa")
+    )
     enc_released = kept_at(pool["enc_pred"], pool["enc_p_k5"], None)
     released = rates_of(pool, kept_at(pool["pred"], pool["p_k5"], None) & enc_released)
-    fasttext_only = sweep.iloc[0][list(released)].to_dict()
+    first = sweep.iloc[0]
+    fasttext_only = first[list(released)].to_dict()
     chosen = best[list(released)].to_dict()
     n_folds = int(pool["fold"].nunique())
+    what = "fastText's and the encoder's minimum P(K5)" + (
+        "" if list(aoa_grid) == [None] else " and stage 1's maximum 95th-percentile AoA"
+    )
+    rule = _rule(target, confidence, what + ", together")
+    if every_kind:
+        rule += f", and the out-of-fold Beyond-K-5 keep rate of every label source is at most {target:g}"
+    keep = _keep_of(pool, max_aoa, ft_min, enc_min)
     details = {
         "method": f"source-grouped {n_folds}-fold cross-validation of fastText and the encoder together",
-        "rule": _rule(target, confidence, "fastText's and the encoder's minimum P(K5), stages 2-3 together"),
+        "rule": rule,
         "confidence": confidence,
+        "every_kind": every_kind,
+        "aoa_grid": [None if a is None else float(a) for a in aoa_grid],
         "population": f"{len(pool):,} training labels: those chapter 3 measured its point on",
         "allowed_beyond": allowed,
         "oof_released": released,
         "oof_fasttext_only": fasttext_only,
         "oof_chosen": chosen,
+        "oof_chosen_by_source": kind_rates(pool, keep, pool["source"]).to_dict(orient="index"),
     }
     point = OperatingPoint(
         fasttext_min_k5_prob=ft_min,
         encoder_min_k5_prob=enc_min,
         chosen_on="out-of-fold fastText and encoder P(K5) on training labels, never on validation sources",
         target=target,
+        max_aoa=max_aoa,
         details=details,
     )
     return JointTuning(point, pool, sweep, released, fasttext_only, chosen)
+
+
+def _keep_of(
+    pool: pd.DataFrame, max_aoa: float | None, ft_min: float | None, enc_min: float | None
+) -> np.ndarray:
+    keep = kept_at(pool["pred"], pool["p_k5"], ft_min) & kept_at(pool["enc_pred"], pool["enc_p_k5"], enc_min)
+    if max_aoa is not None:
+        keep &= pool["aoa_p95"].astype(float).to_numpy() <= max_aoa
+    return keep
+
+
+# Stage-1 maxima `choose_joint` may try besides the released 12 years: 11.75 down to 8.5 by a quarter
+# year (pass `aoa_grid=(None, *AOA_GRID)`).
+AOA_GRID: tuple[float, ...] = tuple(11.75 - 0.25 * i for i in range(14))
 
 
 def _stage(spec: Any):
@@ -616,7 +730,15 @@ def apply_operating_point(
     updated.
     """
     thresholds = point.options() if isinstance(point, OperatingPoint) else dict(point)
+    max_aoa = point.max_aoa if isinstance(point, OperatingPoint) else thresholds.pop("max_aoa", None)
     frame = outcomes.copy()
+    if max_aoa is not None and "aoa" in stages:
+        if "aoa_p95" not in frame.columns:
+            raise KeyError("outcomes lack aoa_p95: run the cascade with validate.cascade_outcomes")
+        position = list(stages).index("aoa")
+        high = (frame["exit_index"] > position) & (frame["aoa_p95"].astype(float) > max_aoa)
+        frame.loc[high, ["status", "stage", "reason"]] = [DROPPED, "aoa", "aoa_p95"]
+        frame.loc[high, "exit_index"] = position
     for position, stage in enumerate(stages):
         option = CLASSIFIER_STAGES.get(stage)
         minimum = thresholds.get(option) if option else None

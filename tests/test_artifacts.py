@@ -113,7 +113,7 @@ def test_a_malformed_filter_config_is_named(tmp_path):
     (tmp_path / "filter_config.json").write_text('{"fasttext_min_k5_prob": 7}', encoding="utf-8")
     problems = "\n".join(artifact_problems(tmp_path, "aoa,fasttext"))
     assert "filter_config.json" in problems and "fasttext_min_k5_prob must be a probability" in problems
-    assert artifact_problems(tmp_path, "aoa,symbolic") == []  # no classifier stage reads it
+    assert artifact_problems(tmp_path, "symbolic,frequency") == []  # no stage of these reads it
     with pytest.raises(FileNotFoundError, match="filter_config.json"):
         stage_options_from_artifacts(tmp_path, "fasttext")
 

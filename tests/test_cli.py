@@ -696,3 +696,26 @@ def test_executor_slurm_submits_the_job_array(tmp_path, capsys, monkeypatch):
     assert f"source {venv / 'bin' / 'activate'}" in script
     assert (tmp_path / "sbatch.log").read_text().count("\n") == 2  # the array, then the stats merge
     assert not (tmp_path / "kept").exists()  # nothing ran here
+
+
+def test_the_artifacts_stage_1_maximum_applies_and_the_flag_overrides_it(tmp_path, capsys):
+    from littlekit.operating_point import OperatingPoint
+
+    root = make_artifacts(tmp_path / "artifacts")
+    source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS[:2])  # "easy": p95 AoA about 4.4
+
+    def run(*extra) -> tuple[dict, str]:
+        code, _, stderr = run_cli(
+            capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages", "aoa",
+            "--artifacts", root, "--aoa-impute", "none", *extra,
+        )  # fmt: skip
+        assert code == 0, stderr
+        return outcomes_by_id(tmp_path / "run" / "rejected.jsonl"), stderr
+
+    dropped, stderr = run()
+    assert "easy" not in dropped and "max_aoa=12.0" in stderr
+    OperatingPoint(chosen_on="a test", max_aoa=4.0).save(root)
+    dropped, stderr = run()
+    assert dropped["easy"] == ("aoa", "aoa_p95") and "max_aoa=4.0" in stderr
+    dropped, stderr = run("--max-aoa", "12")
+    assert "easy" not in dropped and "max_aoa=12.0" in stderr

@@ -384,3 +384,96 @@ def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thr
 def reloads(point: op.OperatingPoint, root) -> bool:
     point.save(root)
     return op.OperatingPoint.load(root).options() == point.options()
+
+
+# --- every kind of text meets the target; stage 1's maximum as a fourth setting -----------------
+
+
+def test_a_small_kind_that_leaks_cannot_hide_behind_a_large_one():
+    # 100 Beyond rows of a kind that never leaks, 10 of a kind whose top rows reach 0.9 and 0.8
+    rows = [("K8", "K8", 0.1)] * 100 + [("K8", "K5", 0.9), ("K12", "K5", 0.8)] + [("K8", "K8", 0.1)] * 8
+    frame = frame_of(rows + [("K5", "K5", 0.95), ("K5", "K5", 0.85)])
+    kinds = ["big"] * 100 + ["small"] * 10 + ["big", "small"]
+    assert op.choose_min_k5_prob(frame, target=0.02) is None  # 2 of 110 pooled: within 2%
+    # the small kind may keep floor(2% of 10) = 0 rows: both of its rows must go
+    assert op.choose_min_k5_prob(frame, target=0.02, kinds=kinds) == pytest.approx(0.901)
+    # a 10% target lets the small kind keep one row
+    assert op.choose_min_k5_prob(frame, target=0.1, kinds=kinds) == pytest.approx(0.801)
+
+
+def kinds_frame(n: int = 600, seed: int = 1) -> pd.DataFrame:
+    """joint_frame plus a label source per row and a stage-1 score; the 'novel' kind's Beyond rows
+    look like K-5 to both classifiers but have a higher 95th-percentile AoA."""
+    frame = joint_frame(n, seed)
+    rng = np.random.default_rng(seed + 100)  # not joint_frame's draws
+    novel = rng.random(n) < 0.25
+    beyond_novel = novel & (frame["band"] != "K5").to_numpy()
+    frame.loc[beyond_novel, ["pred", "enc_pred"]] = "K5"
+    frame.loc[beyond_novel, "p_k5"] = rng.uniform(0.6, 0.95, beyond_novel.sum())
+    frame.loc[beyond_novel, "enc_p_k5"] = rng.uniform(0.6, 0.95, beyond_novel.sum())
+    aoa = np.where(beyond_novel, rng.normal(10.5, 0.4, n), rng.normal(8.0, 0.8, n))
+    return frame.assign(source=np.where(novel, "novel", "other"), fold=0, aoa_p95=aoa)
+
+
+def test_the_every_kind_rule_meets_the_target_in_each_kind_and_uses_stage_1_when_it_pays():
+    frame = kinds_frame()
+    pooled = op.choose_joint(frame, target=0.05)
+    by_kind = pd.DataFrame(pooled.point.details["oof_chosen_by_source"]).T
+    assert by_kind.loc["novel", "beyond_keep_rate"] > 0.05  # the pooled rule lets the novels leak
+    strict = op.choose_joint(frame, target=0.05, every_kind=True)
+    by_kind = pd.DataFrame(strict.point.details["oof_chosen_by_source"]).T
+    assert (by_kind["beyond_keep_rate"] <= 0.05).all()
+    assert strict.chosen["k5_kept"] < pooled.chosen["k5_kept"]  # meeting it costs K-5 rows
+    with_aoa = op.choose_joint(frame, target=0.05, every_kind=True, aoa_grid=(None, *op.AOA_GRID))
+    assert with_aoa.point.max_aoa is not None and with_aoa.point.max_aoa < 12
+    assert with_aoa.chosen["k5_kept"] > strict.chosen["k5_kept"]  # stage 1 separates the novels
+    assert (pd.DataFrame(with_aoa.point.details["oof_chosen_by_source"]).T["beyond_keep_rate"] <= 0.05).all()
+    assert "every label source" in with_aoa.point.details["rule"]
+    assert "aoa: 95th-percentile AoA <= " in with_aoa.point.describe()
+    with pytest.raises(KeyError, match="aoa_p95"):
+        op.choose_joint(frame.drop(columns="aoa_p95"), aoa_grid=(None, 10.0))
+
+
+def test_a_stage_1_maximum_travels_in_filter_config_and_reaches_the_stage_options(tmp_path):
+    point = op.OperatingPoint(0.7, 0.4, "train folds", 0.02, max_aoa=9.25)
+    point.save(tmp_path)
+    loaded = op.OperatingPoint.load(tmp_path)
+    assert loaded.max_aoa == 9.25
+    assert loaded.stage_options({"aoa", "fasttext"}) == {"fasttext_min_k5_prob": 0.7, "max_aoa": 9.25}
+    assert op.OperatingPoint(0.7).stage_options({"aoa", "encoder"}) == {"encoder_min_k5_prob": None}
+    for bad in (-1, float("nan"), "high"):
+        with pytest.raises(ValueError, match="max_aoa"):
+            op.OperatingPoint(max_aoa=bad)
+
+
+def test_a_stricter_stage_1_maximum_applied_to_stored_outcomes_equals_the_stricter_cascade():
+    from littlekit.stages.aoa import AoAStage
+    from littlekit.stages.registry import build_stages
+
+    passages = pd.DataFrame(
+        {
+            "id": ["a", "b", "c", "d", "e", "f"],
+            "text": [
+                "the cat sat on the mat",
+                "the dog ran to the big house",
+                "the scientist measured the temperature",
+                "the committee deliberated on the legislation",
+                "my mother baked bread in the kitchen",
+                "the farmer planted seeds in the garden",
+            ],
+        }
+    )
+    lax = build_stages("aoa")[0]
+    released, _ = v.cascade_outcomes(Cascade([lax, SymbolicStage()]), passages)
+    assert released["aoa_p95"].notna().all()
+    kept_p95 = released.loc[released["exit_index"] > 0, "aoa_p95"]
+    maximum = float(kept_p95.median())
+    strict_stage = AoAStage(lax.lexicon, max_aoa=maximum, max_oov=lax.max_oov)
+    strict, _ = v.cascade_outcomes(Cascade([strict_stage, SymbolicStage()]), passages)
+    swept = op.apply_operating_point(released, ["aoa", "symbolic"], op.OperatingPoint(max_aoa=maximum))
+    for column in ("status", "stage", "reason", "kept", "exit_index"):
+        same = swept[column].astype(object).where(swept[column].notna(), None)
+        assert same.tolist() == strict[column].astype(object).where(strict[column].notna(), None).tolist()
+    assert (swept["reason"] == "aoa_p95").sum() > (released["reason"] == "aoa_p95").sum()
+    with pytest.raises(KeyError, match="aoa_p95"):
+        op.apply_operating_point(released.drop(columns="aoa_p95"), ["aoa", "symbolic"], {"max_aoa": 5.0})
