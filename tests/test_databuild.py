@@ -417,3 +417,27 @@ def test_a_build_keeps_the_hand_written_folders_and_lists_them(tmp_path):
         assert counts[folder] == len(shipped) > 0
         assert {path: log.sources[path] for path in shipped} == {path: source for path in shipped}
         assert all((tmp_path / path).read_bytes() == (DATA / path).read_bytes() for path in shipped)
+
+
+def test_tinystories_are_split_at_their_openers_and_keep_their_case():
+    from littlekit.databuild.demo import tinystories_stories
+
+    raw = (
+        "the end of a cut story.\n\n"
+        "Once upon a time, Tom had a red ball.\n\nHe played all day.\n\n"
+        "One day, Sue came by.\n\n"  # no opener: stays with Tom's story
+        "Once upon a time, there was a cat.\r\n\r\nThe cat slept.\n"
+    )
+    assert tinystories_stories(raw) == [
+        "Once upon a time, Tom had a red ball.\n\nHe played all day.\n\nOne day, Sue came by.",
+        "Once upon a time, there was a cat.\n\nThe cat slept.",
+    ]
+    assert tinystories_stories("no opener here") == []
+
+
+def test_the_demo_corpus_tinystories_are_cased():
+    from littlekit import corpora
+
+    stories = corpora.load_demo_corpus().query("source == 'tinystories'")["text"]
+    assert len(stories) == 600 and stories.str.startswith("Once upon a time").all()
+    assert (stories != stories.str.lower()).all()

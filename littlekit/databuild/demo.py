@@ -15,20 +15,31 @@ from littlekit.databuild.openstax import OPENSTAX_BUNDLES, bundle_passages
 from littlekit.grades import grade_to_band
 
 N_TINYSTORIES = 600
+# The cased TinyStories subset; the lower-cased copy (tinystories_lowercased_Arnoochka_derived.jsonl)
+# would teach the classifiers and the models that children's text is lower case.
+TINYSTORIES_CASED = "webtext/tinystories_val_subset_yuninxia.txt"
+TINYSTORIES_OPENER = "Once upon a time"
 N_ONESTOP_ARTICLES = 60
 N_GSM8K = 300
 N_MATHCAMPS_PER_STANDARD = 8
 N_CLEAR = 300
 N_OPENSTAX = 150
-# TinyStories' lower-cased copy was lower-cased after a cp1252 mis-decode; undo the common cases.
-_MOJIBAKE = (("â€œ", "“"), ("â€™", "’"), ("â€˜", "‘"), ("â€“", "–"), ("â€”", "—"), ("â€¦", "…"), ("â€", "”"))
 _WIKI_TITLE_RE = re.compile(r"^ = ([^=].*?) = $", re.MULTILINE)
 
 
-def fix_mojibake(text: str) -> str:
-    for broken, fixed in _MOJIBAKE:
-        text = text.replace(broken, fixed)
-    return text
+def tinystories_stories(raw: str) -> list[str]:
+    """The cased TinyStories file as stories. The file runs stories together, paragraphs separated
+    by blank lines and no marker between stories, so a story starts at each paragraph opening with
+    "Once upon a time" (most do); a story opening otherwise stays attached to the one before it.
+    The text before the first such paragraph (the end of a story cut off by the subset) is dropped."""
+    paragraphs = [p.strip() for p in raw.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    stories: list[list[str]] = []
+    for paragraph in paragraphs:
+        if paragraph.startswith(TINYSTORIES_OPENER):
+            stories.append([paragraph])
+        elif stories:
+            stories[-1].append(paragraph)
+    return ["\n\n".join(story) for story in stories]
 
 
 def clean(text: str) -> str:
@@ -70,10 +81,10 @@ def web_docs(source: Path) -> list[dict]:
 
 def graded_docs(source: Path, clear: pd.DataFrame) -> list[dict]:
     docs = []
-    stories = read_jsonl(source / "webtext/tinystories_lowercased_Arnoochka_derived.jsonl")
+    stories = tinystories_stories((source / TINYSTORIES_CASED).read_text(encoding="utf-8"))
     docs += [
-        doc("tinystories", fix_mojibake(s["text"]), "K5")
-        for s in spread_sample(stories, N_TINYSTORIES, rng("demo:tinystories"))
+        doc("tinystories", story, "K5")
+        for story in spread_sample(stories, N_TINYSTORIES, rng("demo:tinystories"))
     ]
     onestop = read_jsonl(source / "onestopenglish/onestopenglish_3levels.jsonl")
     articles = sorted({row["id"] for row in onestop})
@@ -171,10 +182,13 @@ it should keep). `band` is given only where the source fixes it; otherwise it is
 - `wikitext2`: the WikiText-2 raw test split (Tylogi/TyloQuant @ 7989d038) cut into one document per
   article at its ` = Title = ` headings, kept in WikiText's tokenised form (` @-@ `, spaces before
   punctuation). CC BY-SA 3.0 / GFDL (Merity et al., 2016).
-- `tinystories`: 600 stories (seeded, spread) of the lower-cased TinyStories copy of
-  Arnoochka/Transformer-Parallelism @ 911b9e73; its cp1252 mojibake (`â€œ` and friends) is repaired.
-  Band K5 (stories written for a 3-4 year old's vocabulary). TinyStories: CDLA-Sharing-1.0
-  (Eldan & Li, 2023).
+- `tinystories`: 600 stories (seeded, spread) of the cased TinyStories validation subset of
+  yuninxia/moe-routing-bench @ bb9bb0bd (`tinystories_val_subset_yuninxia.txt`). The file runs the
+  stories together, so a story starts at each paragraph opening with "Once upon a time" (714 of
+  them); a story opening otherwise stays attached to the one before. The lower-cased copy
+  (Arnoochka/Transformer-Parallelism @ 911b9e73) is not used: it would teach the classifiers and
+  the models that children's text is lower case. Band K5 (stories written for a 3-4 year old's
+  vocabulary). TinyStories: CDLA-Sharing-1.0 (Eldan & Li, 2023).
 - `onestopenglish:<level>`: all three levels of 60 articles (seeded) of OneStopEnglish (CC BY-SA 4.0,
   see `onestopenglish/SOURCE.md`). Band null: the levels grade adult English learners, not school
   grades, and the articles are adult news.
@@ -188,7 +202,7 @@ it should keep). `band` is given only where the source fixes it; otherwise it is
 - `openstax`: 150 passages (80-300 words) from the OpenStax books, band OOS, CC BY 4.0
   ("Access for free at openstax.org").
 
-Encodings: every source decodes as UTF-8; only the TinyStories copy needed repair. Line endings are
+Encodings: every source decodes as UTF-8. Line endings are
 LF; web text is otherwise unchanged so that the filters meet its boilerplate, lists and markup.
 `licenses/` holds the licence files of the repositories the web samples came from.
 """
