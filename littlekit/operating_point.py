@@ -753,3 +753,64 @@ def apply_operating_point(
         frame.loc[low, "exit_index"] = position
     frame["kept"] = frame["exit_index"] >= len(stages)
     return frame
+
+
+# --- in hindsight: what no rule chosen on training labels could beat --------------------------
+
+
+def best_in_hindsight(
+    outcomes: pd.DataFrame,
+    max_beyond_share: float,
+    aoa_grid: Sequence[float] = (12.0, *AOA_GRID),
+    encoder_grid: Sequence[float] = tuple(round(0.02 * i, 2) for i in range(50)),
+    fasttext_grid: Sequence[float] = tuple(round(0.01 * i, 2) for i in range(100)),
+) -> pd.Series:
+    """The stage-1 maximum and classifier minimums that keep the most K-5 passages of `outcomes`
+    while keeping at most `max_beyond_share` of its Beyond-K-5 ones, found on those passages.
+
+    A diagnostic, never a choice: it is tuned on the very passages it is scored on, so it is an
+    upper bound on what any operating point could reach there with these classifiers. `outcomes`
+    comes from a released-rule run (`validate.cascade_outcomes`: band, kept, aoa_p95,
+    fasttext_p_k5, encoder_p_k5); a passage the released rules dropped stays dropped. Returns
+    max_aoa, encoder_min_k5_prob, fasttext_min_k5_prob, and k5_kept, n_k5, beyond_kept, n_beyond
+    with their shares; ties go to the laxest settings.
+    """
+    missing = {"band", "kept", "aoa_p95", "fasttext_p_k5", "encoder_p_k5"} - set(outcomes.columns)
+    if missing:
+        raise KeyError(f"outcomes lack {sorted(missing)}: run the cascade with validate.cascade_outcomes")
+    k5 = (outcomes["band"] == "K5").to_numpy()
+    kept = outcomes["kept"].to_numpy(dtype=bool)
+    aoa = outcomes["aoa_p95"].to_numpy(dtype=float)
+    p_ft = np.nan_to_num(outcomes["fasttext_p_k5"].to_numpy(dtype=float))
+    p_enc = np.nan_to_num(outcomes["encoder_p_k5"].to_numpy(dtype=float))
+    ft_grid = np.asarray(fasttext_grid, dtype=float)
+    allowed = math.floor(max_beyond_share * int((~k5).sum()) + 1e-9)
+    best: tuple | None = None
+    for max_aoa in sorted(aoa_grid, reverse=True):
+        for enc_min in sorted(encoder_grid):
+            open_rows = kept & (aoa <= max_aoa) & (p_enc >= enc_min)
+            # kept counts for every fastText minimum at once: rows x grid
+            passes = open_rows[:, None] & (p_ft[:, None] >= ft_grid[None, :])
+            k5_kept = passes[k5].sum(axis=0)
+            beyond_kept = passes[~k5].sum(axis=0)
+            for i in np.flatnonzero(beyond_kept <= allowed):
+                key = (int(k5_kept[i]), -int(beyond_kept[i]))
+                if best is None or key > best[0]:
+                    best = (key, max_aoa, enc_min, float(ft_grid[i]))
+    if best is None:
+        raise ValueError("no setting on the grids meets the share")
+    (k5_kept, minus_beyond), max_aoa, enc_min, ft_min = best
+    n_k5, n_beyond = int(k5.sum()), int((~k5).sum())
+    return pd.Series(
+        {
+            "max_aoa": max_aoa,
+            "encoder_min_k5_prob": enc_min,
+            "fasttext_min_k5_prob": ft_min,
+            "k5_kept": k5_kept,
+            "n_k5": n_k5,
+            "k5_share": k5_kept / n_k5 if n_k5 else math.nan,
+            "beyond_kept": -minus_beyond,
+            "n_beyond": n_beyond,
+            "beyond_share": -minus_beyond / n_beyond if n_beyond else math.nan,
+        }
+    )

@@ -477,3 +477,42 @@ def test_a_stricter_stage_1_maximum_applied_to_stored_outcomes_equals_the_strict
     assert (swept["reason"] == "aoa_p95").sum() > (released["reason"] == "aoa_p95").sum()
     with pytest.raises(KeyError, match="aoa_p95"):
         op.apply_operating_point(released.drop(columns="aoa_p95"), ["aoa", "symbolic"], {"max_aoa": 5.0})
+
+
+def test_best_in_hindsight_is_the_brute_force_best_and_never_beats_its_share():
+    rng = np.random.default_rng(3)
+    n = 300
+    band = np.where(rng.random(n) < 0.4, "K5", "K12")
+    k5 = band == "K5"
+    outcomes = pd.DataFrame(
+        {
+            "band": band,
+            "kept": rng.random(n) < 0.8,
+            "aoa_p95": np.where(k5, rng.normal(8, 1, n), rng.normal(10, 1, n)),
+            "fasttext_p_k5": np.where(k5, rng.beta(5, 2, n), rng.beta(2, 5, n)),
+            "encoder_p_k5": np.where(k5, rng.beta(4, 2, n), rng.beta(2, 4, n)),
+        }
+    )
+    grids = {
+        "aoa_grid": (12.0, 10.0, 9.0),
+        "encoder_grid": (0.0, 0.5, 0.7),
+        "fasttext_grid": (0.0, 0.4, 0.6, 0.8),
+    }
+    best = op.best_in_hindsight(outcomes, 0.05, **grids)
+    allowed = int(0.05 * (~k5).sum())
+    assert best["beyond_kept"] <= allowed and best["n_k5"] == k5.sum()
+    top = 0
+    for a in grids["aoa_grid"]:
+        for e in grids["encoder_grid"]:
+            for f in grids["fasttext_grid"]:
+                keep = (
+                    outcomes["kept"]
+                    & (outcomes["aoa_p95"] <= a)
+                    & (outcomes["encoder_p_k5"] >= e)
+                    & (outcomes["fasttext_p_k5"] >= f)
+                )
+                if keep[~k5].sum() <= allowed:
+                    top = max(top, int(keep[k5].sum()))
+    assert best["k5_kept"] == top
+    with pytest.raises(KeyError, match="aoa_p95"):
+        op.best_in_hindsight(outcomes.drop(columns="aoa_p95"), 0.05)
