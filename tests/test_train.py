@@ -206,7 +206,7 @@ def test_init_from_continues_the_weights_with_a_fresh_optimizer(data, straight, 
 
 def test_best_checkpoint_is_not_the_last_when_validation_worsens(data, tmp_path):
     # A learning rate far too high: validation improves, then gets worse.
-    config = tiny_config(data, tmp_path, max_steps=5, eval_every=1, adamw_lr=0.3, muon_lr=0.3,
+    config = tiny_config(data, tmp_path, max_steps=5, eval_every=1, adamw_lr=0.6, muon_lr=0.6,
                          warmup_steps=0, cooldown_steps=0)  # fmt: skip
     result = train(config)
     curve = [r["val_bpb"] for r in read_metrics(tmp_path) if "val_bpb" in r and r["step"] > 0]

@@ -58,8 +58,9 @@ def test_two_process_run_matches_one_process(tmp_path):
         assert [r["step"] for r in two] == [r["step"] for r in one] == list(range(STEPS + 1))
         for a, b in zip(one, two, strict=True):
             # Summation order differs across processes, and Muon orthogonalises in bf16, which turns
-            # float32-level gradient differences into bf16-level ones in a few update entries.
-            for key, rel in (("loss", 1e-4), ("val_bpb", 1e-4), ("grad_norm", 1e-3)):
+            # float32-level gradient differences into bf16-level ones in a few update entries; by
+            # step 4 the gradient norm has drifted by ~1e-3 (a wrong all-reduce would be off by x2).
+            for key, rel in (("loss", 1e-4), ("val_bpb", 1e-4), ("grad_norm", 3e-3)):
                 if key in a:
                     assert b[key] == pytest.approx(a[key], rel=rel), (mode, a["step"], key)
         print(f"{mode}: 2-process losses {[r.get('loss') for r in two[1:]]}")
