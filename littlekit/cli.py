@@ -470,7 +470,7 @@ def _stage_options(args, names: list[str]):
 
     Every missing file (explicit or in the directory) is reported at once, in one message.
     """
-    from littlekit.stages.registry import P95_MAX_AOA, StageOptions, check_gate_order
+    from littlekit.stages.registry import StageOptions, check_gate_order
 
     explicit = {option: getattr(args, option) for option in PATH_FLAGS if getattr(args, option) is not None}
     problems = [
@@ -503,9 +503,8 @@ def _stage_options(args, names: list[str]):
         value = getattr(args, option)
         if value is not None:
             from_dir[option] = None if value == RELEASED_RULE else value
-    if args.max_aoa is not None:  # the flag overrides filter_config.json
+    if args.max_aoa is not None:  # the flag overrides filter_config.json (else StageOptions' 12)
         from_dir["max_aoa"] = args.max_aoa
-    from_dir.setdefault("max_aoa", P95_MAX_AOA)
     try:
         options = StageOptions(
             **from_dir,
