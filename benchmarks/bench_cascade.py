@@ -7,7 +7,7 @@ and what filtering all of FineWeb-Edu would cost at the measured rates.
 Every figure is measured here, in this process: each stage alone on every text, then the CPU
 cascade (aoa -> fasttext -> symbolic -> frequency, a document leaving at the first stage that
 drops it), and the bare pass `WORD_RE.findall(text.lower())` that any per-word filter pays, all
-timed the same way (littlekit.throughput: best of --repeats passes after a warm-up pass, per
+timed the same way (littlekit.analysis.throughput: best of --repeats passes after a warm-up pass, per
 core-second of process CPU time, wall time beside it). The encoder (stage 3) is measured on the
 CPU on the first --encoder-docs texts and costed on GPUs with --gpu-speedup (an assumption).
 
@@ -26,10 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from littlekit import config
-from littlekit.judge.cost import PAPER_ENSEMBLE_PER_SAMPLE
-from littlekit.stages.registry import build_stages
-from littlekit.text import WORD_RE
-from littlekit.throughput import (
+from littlekit.analysis.throughput import (
     CASCADE_ROW,
     DEFAULT_GPU_SPEEDUP,
     FILTER_ORDER,
@@ -39,6 +36,9 @@ from littlekit.throughput import (
     measure_stage_rates,
     timed,
 )
+from littlekit.filter.registry import build_stages
+from littlekit.judge.cost import PAPER_ENSEMBLE_PER_SAMPLE
+from littlekit.text import WORD_RE
 
 CPU_STAGES = "aoa,fasttext,symbolic,frequency"
 

@@ -5,7 +5,7 @@
 
 The input (the demo corpus, --copies times over with unique ids) is sharded once into --tasks
 files; datatrove's LocalPipelineExecutor then runs reader -> stages -> writer over those shards
-with 1 worker and again with 2 (littlekit.throughput.datatrove_speedup), and the wall times and
+with 1 worker and again with 2 (littlekit.analysis.throughput.datatrove_speedup), and the wall times and
 their ratio are printed with the machine's CPU count and load average before and after. Each
 worker builds its own stages (imports, AoA table, fastText model), so raise --copies until that
 start-up is small beside the work. The speed-up can only reach 2 when two cores are free: on a
@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from littlekit import config
-from littlekit.stages.registry import stage_names
-from littlekit.throughput import BenchArtifacts, datatrove_speedup, facts_line, machine_facts
+from littlekit.analysis.throughput import BenchArtifacts, datatrove_speedup, facts_line, machine_facts
+from littlekit.filter.registry import stage_names
 
 NEEDS = {"fasttext": "fasttext_model", "frequency": "word_table", "encoder": "encoder_model"}
 

@@ -11,7 +11,7 @@ core-second of process CPU time (torch's threads all count), and the batched/one
 
 The encoder: --encoder-model, else runs/default/artifacts/models/modernbert_grade (left by
 `make book`), else the embedded default's tiny ModernBERT built and briefly fine-tuned now
-through littlekit.encoder_train (same size, so the same speed; the output says which).
+through littlekit.fit.encoder (same size, so the same speed; the output says which).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from littlekit import config
-from littlekit.throughput import (
+from littlekit.analysis.throughput import (
     ANCHOR_GPU_TOKENS_PER_S,
     DEFAULT_GPU_SPEEDUP,
     BenchArtifacts,
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers.utils import logging as hf_logging
 
-    from littlekit.stages.encoder import EncoderStage
+    from littlekit.filter.encoder import EncoderStage
 
     hf_logging.disable_progress_bar()
     texts = load_texts(args.inp, args.docs)
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
         best_rate = max(best_rate, len(texts) / cpu)
     print("ratio = one-by-one wall time / batched wall time (same texts, same process)")
     anchor_docs = ANCHOR_GPU_TOKENS_PER_S / mean_tokens
-    print(f"for scale: at gpu_speedup {DEFAULT_GPU_SPEEDUP:g} (an assumption, littlekit.throughput) one GPU "
+    print(f"for scale: at gpu_speedup {DEFAULT_GPU_SPEEDUP:g} (an assumption, analysis.throughput) one GPU "
           f"would score {best_rate * DEFAULT_GPU_SPEEDUP:,.0f} docs/s of this model; FineWeb-Edu's "
           f"BERT-base-class classifier ran at {ANCHOR_GPU_TOKENS_PER_S:,.0f} tokens/s per H100, "
           f"{anchor_docs:,.0f} docs/s at these texts' {mean_tokens:,.0f} tokens each")

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 from littlekit import config
-from littlekit.throughput import facts_line, timed
+from littlekit.analysis.throughput import facts_line, timed
 
 
 def per_document_loop(model, tokenizer, texts: list[str], max_length: int) -> dict[str, float]:
@@ -67,8 +67,8 @@ def load_model(args, texts: list[str], work: Path):
         raise SystemExit(f"--model {args.model}: no save_pretrained directory there (config.json missing)")
     import torch
 
-    from littlekit.model import build_model, qwen3_config
-    from littlekit.tokenizer import train_tokenizer
+    from littlekit.lm.sizes import build_model, qwen3_config
+    from littlekit.lm.tokenizer import train_tokenizer
 
     tokenizer = train_tokenizer(texts, vocab_size=4096, out_dir=work / "tokenizer")
     ids = {k: getattr(tokenizer, f"{k}_token_id") for k in ("bos", "eos", "pad")}
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
     from transformers.utils import logging as hf_logging
 
-    from littlekit import corpora
+    from littlekit.databuild import corpora
     from littlekit.evals.bpb import corpus_bpb
 
     hf_logging.set_verbosity_error()

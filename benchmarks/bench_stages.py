@@ -11,7 +11,7 @@ the baseline `WORD_RE.findall(text.lower())` timed the same way, interleaved wit
 
 Stages 2 and 5 need trained files: the command line's, else runs/default/artifacts/ (left by
 `make book`), else small ones built now in a temporary folder through the same littlekit calls
-(littlekit.throughput.BenchArtifacts); the section's first line says which.
+(littlekit.analysis.throughput.BenchArtifacts); the section's first line says which.
 
 A stage's section is one `bench_<stage>(texts, args)` function (args: the parsed command line)
 returning printable lines; add a stage by writing its function and listing it in SECTIONS.
@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from littlekit import config
+from littlekit.analysis.throughput import BenchArtifacts, best_cpu_seconds, facts_line, machine_facts
 from littlekit.text import WORD_RE
-from littlekit.throughput import BenchArtifacts, best_cpu_seconds, facts_line, machine_facts
 
 DEFAULT_SOURCES = ("demo_corpus/demo_web.jsonl", "commoncoretext_pd/passages.jsonl")
 
@@ -88,8 +88,8 @@ def rate_lines(
 
 def bench_aoa(texts: list[str], args: argparse.Namespace) -> list[str]:
     """Stage 1 (AoA + Zipf), published imputation, default thresholds."""
-    from littlekit.lexicon import AoALexicon
-    from littlekit.stages.aoa import AoAStage
+    from littlekit.filter.aoa import AoAStage
+    from littlekit.filter.lexicon import AoALexicon
 
     stage = AoAStage(AoALexicon.load(args.aoa_table))
 
@@ -117,7 +117,7 @@ def bench_symbolic(texts: list[str], args: argparse.Namespace) -> list[str]:
     bound. `score` (the stage) is timed as the best of 3 in CPU time against the issue's 50 ms;
     `match_all` (every match of every family, far more work on strings full of matches) once.
     """
-    from littlekit.stages.symbolic import SymbolicStage, adversarial_inputs, match_all
+    from littlekit.filter.symbolic import SymbolicStage, adversarial_inputs, match_all
 
     stage = SymbolicStage()
 
@@ -160,8 +160,8 @@ def _artifact(args: argparse.Namespace, option: str) -> tuple[str, str]:
 
 def bench_fasttext(texts: list[str], args: argparse.Namespace) -> list[str]:
     """Stage 2 (fastText grade classifier): batched `score_batch` (as the cascade runs it) and one by one."""
-    from littlekit.stages.fasttext_stage import FastTextStage
-    from littlekit.throughput import decide_batched
+    from littlekit.analysis.throughput import decide_batched
+    from littlekit.filter.fasttext import FastTextStage
 
     path, how = _artifact(args, "fasttext_model")
     stage = FastTextStage(path)
@@ -186,7 +186,7 @@ def bench_fasttext(texts: list[str], args: argparse.Namespace) -> list[str]:
 
 def bench_frequency(texts: list[str], args: argparse.Namespace) -> list[str]:
     """Stage 5 (frequency blocklist, the released hard rule): one dict lookup per word token."""
-    from littlekit.stages.frequency import FrequencyStage
+    from littlekit.filter.frequency import FrequencyStage
 
     path, how = _artifact(args, "word_table")
     stage = FrequencyStage(path)

@@ -3,14 +3,14 @@
     python benchmarks/bench_train.py [--docs 1000] [--vocab-size 4096] [--size nano] [--seq-len 256]
         [--batch 16] [--steps 30] [--warmup 5] [--repeats 2] [--threads 1]
 
-A byte-level BPE (littlekit.tokenizer) is trained on the first --docs texts of the embedded demo
-corpus and the texts are written as token shards (littlekit.shards) in a temporary folder. Three
+A byte-level BPE (littlekit.lm.tokenizer) is trained on the first --docs texts of the embedded demo
+corpus and the texts are written as token shards (littlekit.lm.shards) in a temporary folder. Three
 trainers then train the same freshly initialised model (same seed) on the same rows in the same
 order (one `BatchLoader` stream; the Trainer reads it through an IterableDataset, one row at a
 time), --batch sequences of --seq-len tokens per step, no gradient accumulation, fp32 on the
 CPU, gradient norm clipped at 1.0, a constant learning rate:
 
-- ours, muon:  `littlekit.train.train` as it trains by default (Muon + AdamW);
+- ours, muon:  `littlekit.lm.train.train` as it trains by default (Muon + AdamW);
 - ours, adamw: the same loop with AdamW for every parameter;
 - HF Trainer:  `transformers.Trainer` with torch AdamW, the same lr, betas and eps.
 
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from littlekit import config
-from littlekit.throughput import facts_line
+from littlekit.analysis.throughput import facts_line
 
 
 def load_texts(n: int) -> list[str]:
@@ -51,7 +51,7 @@ def rate(tokens: int, wall: float, cpu: float) -> dict[str, float]:
 
 
 def run_ours(args, paths: dict[str, str], optimizer: str, run_dir: Path) -> tuple[dict, list[float]]:
-    from littlekit.train import TrainConfig, train
+    from littlekit.lm.train import TrainConfig, train
 
     steps = args.warmup + args.steps
     result = train(
@@ -86,8 +86,8 @@ def run_hf(args, paths: dict[str, str], out_dir: Path) -> tuple[dict, list[float
     import torch
     from transformers import AutoTokenizer, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
-    from littlekit.model import build_model, qwen3_config
-    from littlekit.shards import BatchLoader
+    from littlekit.lm.shards import BatchLoader
+    from littlekit.lm.sizes import build_model, qwen3_config
 
     class Rows(torch.utils.data.IterableDataset):
         """The loader's rows in its global order, one at a time, as the Trainer's examples."""
@@ -178,9 +178,9 @@ def main(argv: list[str] | None = None) -> None:
     import torch
     from transformers.utils import logging as hf_logging
 
-    from littlekit.model import param_counts, qwen3_config
-    from littlekit.shards import write_shards
-    from littlekit.tokenizer import train_tokenizer
+    from littlekit.lm.shards import write_shards
+    from littlekit.lm.sizes import param_counts, qwen3_config
+    from littlekit.lm.tokenizer import train_tokenizer
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()

@@ -1,15 +1,16 @@
-"""`littlekit`: the command line.
+"""`littlekit`: the command line, a thin dispatcher over the subcommands' own modules.
 
     littlekit filter --in docs.jsonl --out kept.jsonl [--stages aoa,symbolic] [--rejected r.jsonl]
     littlekit filter --in docs.jsonl --out run/ --stages all --artifacts DIR
     littlekit filter --hf-dataset HuggingFaceFW/fineweb-edu --hf-config sample-10BT --out kept/
     littlekit filter --in shards/ --out kept/ --executor local --tasks 8 --workers 4 --logging-dir logs/
+    littlekit fit all --data data --out runs/default/artifacts
     littlekit data build --from ../shared/data --out data
     littlekit launch --size 5B --tokens 80B --nodes 1 --gpu B200 --dry-run
     littlekit train --data shards/k5 --val-data shards/val --tokenizer tok/ --size nano --max-steps 2000
 
-Subcommands other than `filter` live in their own modules and are imported only when named
-(see LAZY_COMMANDS), so a slow or broken module never gets in the way of another command.
+Every subcommand lives in its own module and is imported only when named (see COMMANDS), so a
+slow or broken module never gets in the way of another command.
 Errors in what the user typed end as one line on stderr and exit code 2; failures while running
 end as one line and exit code 1 (LITTLEKIT_DEBUG=1 shows the traceback).
 """
@@ -18,20 +19,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import itertools
-import json
-import math
 import os
 import sys
-import time
-from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from littlekit import __version__
+from littlekit.argtypes import Parser, UsageError
 
 # command -> (module, function adding its parser to the subparsers, function running it, help)
-LAZY_COMMANDS: dict[str, tuple[str, str, str, str]] = {
+COMMANDS: dict[str, tuple[str, str, str, str]] = {
+    "filter": (
+        "littlekit.filter.command",
+        "add_filter_parser",
+        "run_filter",
+        "run the filter's stages over documents (JSONL, Parquet, a Hub dataset; in process or datatrove)",
+    ),
     "data": (
         "littlekit.databuild",
         "add_data_parser",
@@ -39,46 +41,18 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "build the embedded data/ folder from the real files (littlekit data build --from SRC --out DIR)",
     ),
     "launch": (
-        "littlekit.launch",
+        "littlekit.lm.launch",
         "add_launch_parser",
         "run_launch_command",
         "write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",
     ),
     "train": (
-        "littlekit.train",
+        "littlekit.lm.train",
         "add_train_parser",
         "run_train_command",
         "train a Qwen3 model on token shards (Muon + AdamW, WSD schedule, DDP/FSDP under torchrun)",
     ),
 }
-DEFAULT_STAGES = "aoa,symbolic"
-DEFAULT_BATCH_ROWS = 10_000
-INPROCESS = "inprocess"
-EXECUTORS = (INPROCESS, "local", "slurm", "ray")
-SLURM_FLAGS = ("slurm_partition", "slurm_time", "slurm_cpus_per_task", "slurm_mem_per_cpu_gb", "slurm_venv")
-RUNNER_FLAGS = ("tasks", "workers", "logging_dir", *SLURM_FLAGS)  # meaningless in-process
-# option of StageOptions -> the flag that gives its path (overrides the --artifacts directory)
-PATH_FLAGS = {
-    "aoa_table": "--aoa-table",
-    "fasttext_model": "--fasttext-model",
-    "encoder_model": "--encoder-model",
-    "word_table": "--word-table",
-}
-
-
-class UsageError(Exception):
-    """Something the user typed is wrong; reported in one line with exit code 2."""
-
-    def __init__(self, message: str, prog: str = "littlekit filter"):
-        super().__init__(message)
-        self.prog = prog
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad argument raises UsageError instead of printing usage and exiting."""
-
-    def error(self, message: str):
-        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,15 +85,14 @@ def _fail(message: Any, prog: str = "littlekit") -> None:
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The full parser. A lazy command's module is imported only when argv names that command."""
-    parser = _Parser(
+    parser = Parser(
         prog="littlekit", description="Filter, train and evaluate K-5-controlled language models."
     )
     parser.add_argument("--version", action="version", version=f"littlekit {__version__}")
     parser.set_defaults(handler=lambda args: _no_command(parser))
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_filter_parser(subparsers)
     named = argv[0] if argv else None
-    for command, (module, add_name, run_name, help_text) in LAZY_COMMANDS.items():
+    for command, (module, add_name, run_name, help_text) in COMMANDS.items():
         if command == named:
             _add_lazy(subparsers, command, module, add_name, run_name)
         else:  # listed in --help without importing anything
@@ -150,643 +123,6 @@ def _raise(exc: Exception):
     raise exc
 
 
-# --- littlekit filter -------------------------------------------------------------------------
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    value = _finite(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {text}")
-    return value
-
-
-RELEASED_RULE = "released"  # --fasttext-min-k5-prob released: the top band alone decides
-
-
-def _min_k5_prob(text: str) -> float | str:
-    """A probability, or "released" (the released rule, overriding an artifacts filter_config.json)."""
-    return RELEASED_RULE if text.strip().lower() in {RELEASED_RULE, "none"} else _fraction(text)
-
-
-def add_filter_parser(subparsers) -> argparse.ArgumentParser:
-    """`littlekit filter`: the released filter's options plus stages, rejected file and report."""
-    from littlekit.io import DEFAULT_MAX_BYTES
-    from littlekit.stages.registry import (
-        ENCODER_GATES,
-        MIN_BEYOND_SCORE,
-        OOV_THRESHOLD,
-        P95_MAX_AOA,
-        known_stages,
-    )
-
-    p = subparsers.add_parser(
-        "filter",
-        help="run the K-5 filter cascade over documents",
-        description="Run filter stages in order over documents; write the kept ones with all their fields.",
-        epilog="stages (run in the order given):\n"
-        + "".join(f"  {name:<10s} {line}\n" for name, line in known_stages().items())
-        + "\nEvery record read ends kept, dropped (stage + reason) or errored (reason: bad_json, "
-        "not_object,\nmissing_text_field, text_not_string, bad_encoding, empty_text, too_large, "
-        "stage_error:<stage>).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.set_defaults(handler=run_filter)
-    source = p.add_argument_group("input (one of --in, --hf-dataset)")
-    only_one = source.add_mutually_exclusive_group(required=True)
-    only_one.add_argument(
-        "--in",
-        dest="inp",
-        type=Path,
-        metavar="PATH",
-        help="local .jsonl, .jsonl.gz or .parquet; with --executor local|slurm|ray also a folder of them",
-    )
-    only_one.add_argument(
-        "--hf-dataset",
-        metavar="NAME",
-        help="stream a Hugging Face dataset: a Hub id, a local dataset folder, or "
-        "a builder such as json with --hf-data-files",
-    )
-    source.add_argument("--hf-config", default=None, metavar="NAME", help="dataset config, e.g. sample-10BT")
-    source.add_argument("--hf-split", default="train", metavar="SPLIT", help="dataset split (default: train)")
-    source.add_argument(
-        "--hf-data-files", nargs="+", metavar="FILE", help="data files for --hf-dataset json|parquet"
-    )
-    source.add_argument(
-        "--format",
-        choices=["auto", "jsonl", "parquet"],
-        default="auto",
-        help="input format of --in (default: from the file name)",
-    )
-    source.add_argument(
-        "--text-field",
-        default="text",
-        metavar="FIELD",
-        help="field holding the document text (default: text)",
-    )
-    source.add_argument(
-        "--id-field",
-        default="id",
-        metavar="FIELD",
-        help="field holding the id; else the line number (default: id)",
-    )
-    source.add_argument(
-        "--limit", type=_positive_int, metavar="N", help="stop after this many input records (pilot runs)"
-    )
-    source.add_argument(
-        "--max-bytes",
-        type=_positive_int,
-        metavar="N",
-        default=DEFAULT_MAX_BYTES,
-        help=f"records over this many bytes are errored as too_large (default: {DEFAULT_MAX_BYTES:,})",
-    )
-
-    output = p.add_argument_group("output")
-    output.add_argument(
-        "--out",
-        required=True,
-        metavar="PATH",
-        help="kept documents: .jsonl, .jsonl.gz or .parquet; a folder (ending in /) gets "
-        "kept.jsonl, rejected.jsonl and report.json; with --executor local|slurm|ray a folder "
-        "of <rank>.jsonl.gz",
-    )
-    output.add_argument(
-        "--rejected",
-        type=Path,
-        metavar="PATH",
-        help="JSONL of dropped and errored records: id, line, outcome, stage, reason, scores; "
-        "with --executor local|slurm|ray a folder (one sub-folder per stage)",
-    )
-    output.add_argument(
-        "--report",
-        type=Path,
-        metavar="PATH",
-        help="JSON of the retention report (with --executor local|ray default: LOGGING_DIR/report.json)",
-    )
-    output.add_argument(
-        "--batch-rows",
-        type=_positive_int,
-        metavar="N",
-        help=f"records per processing and write batch (default: {DEFAULT_BATCH_ROWS:,}; "
-        "with --executor local|slurm|ray, documents per filter batch, default that of the datatrove blocks)",
-    )
-    output.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-
-    stages = p.add_argument_group("stages and thresholds (defaults: the published configuration)")
-    stages.add_argument(
-        "--stages",
-        default=DEFAULT_STAGES,
-        metavar="LIST",
-        help=f"comma-separated, or all: {','.join(known_stages())} (default: {DEFAULT_STAGES})",
-    )
-    stages.add_argument(
-        "--artifacts",
-        type=Path,
-        metavar="DIR",
-        help="take the stages' files from DIR in the released layout (data/aoa.parquet, "
-        "models/fasttext_grade.bin, models/modernbert_grade/, data/word_log_odds.parquet); "
-        "--aoa-table, --fasttext-model, --encoder-model and --word-table override it",
-    )
-    stages.add_argument(
-        "--aoa-table",
-        type=Path,
-        metavar="PATH",
-        help="AoA table, parquet or csv with columns word, aoa (default: embedded Kuperman)",
-    )
-    stages.add_argument(
-        "--aoa-impute",
-        choices=["published", "fitted", "none"],
-        default="published",
-        help="AoA for words missing from the table, from Zipf frequency (default: published)",
-    )
-    stages.add_argument(
-        "--max-aoa",
-        type=_finite,
-        metavar="YEARS",
-        default=None,
-        help=f"max 95th-percentile token AoA (default: filter_config.json's max_aoa, else {P95_MAX_AOA})",
-    )
-    stages.add_argument(
-        "--max-oov",
-        type=_fraction,
-        metavar="FRACTION",
-        default=OOV_THRESHOLD,
-        help=f"max out-of-vocabulary fraction (default: {OOV_THRESHOLD})",
-    )
-    stages.add_argument(
-        "--fasttext-model", type=Path, metavar="PATH", help="fasttext stage: supervised fastText .bin"
-    )
-    stages.add_argument(
-        "--fasttext-min-k5-prob",
-        type=_min_k5_prob,
-        metavar="P",
-        help="fasttext stage: keep only when the top band is K5 and P(K5) >= P; 'released' = top band "
-        "alone (default: --artifacts DIR's filter_config.json when its model is used, else released)",
-    )
-    stages.add_argument(
-        "--encoder-model",
-        metavar="DIR_OR_ID",
-        help="encoder stage: transformers sequence-classification directory or Hub id (ModernBERT)",
-    )
-    stages.add_argument(
-        "--encoder-batch-size",
-        type=_positive_int,
-        default=32,
-        metavar="N",
-        help="encoder stage (default: 32)",
-    )
-    stages.add_argument(
-        "--encoder-gate",
-        choices=ENCODER_GATES,
-        default="agree",
-        help="encoder stage: agree = score only documents whose fastText band equals their AoA band "
-        "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
-        "(default: agree)",
-    )
-    stages.add_argument(
-        "--encoder-min-k5-prob",
-        type=_min_k5_prob,
-        metavar="P",
-        help="encoder stage: keep only when the argmax is K5 and P(K5) >= P; 'released' = argmax alone "
-        "(default: --artifacts DIR's filter_config.json when its model is used, else released)",
-    )
-    stages.add_argument(
-        "--device", help="encoder stage device, e.g. cuda or cpu (default: cuda if available)"
-    )
-    stages.add_argument(
-        "--word-table",
-        type=Path,
-        metavar="PATH",
-        help="frequency stage: word, beyond_score table (word_log_odds.parquet)",
-    )
-    stages.add_argument(
-        "--min-beyond-score",
-        type=_finite,
-        metavar="SCORE",
-        default=MIN_BEYOND_SCORE,
-        help=f"frequency stage cut-off (default: {MIN_BEYOND_SCORE})",
-    )
-    _add_executor_options(p)
-    return p
-
-
-def _add_executor_options(p: argparse.ArgumentParser) -> None:
-    runner = p.add_argument_group(
-        "runner (default: in this process; local, slurm and ray run the same stages as datatrove blocks)"
-    )
-    runner.add_argument("--executor", choices=EXECUTORS, default=INPROCESS, help=f"(default: {INPROCESS})")
-    runner.add_argument(
-        "--tasks",
-        type=_positive_int,
-        metavar="N",
-        help="datatrove tasks; input files are shared out by task (default: 1)",
-    )
-    runner.add_argument(
-        "--workers", type=_positive_int, metavar="N", help="tasks run at once (default: all of them)"
-    )
-    runner.add_argument(
-        "--logging-dir",
-        type=Path,
-        metavar="DIR",
-        help="datatrove logs, completion markers and stats (required with local, slurm, ray; "
-        "rerun with the same one to resume)",
-    )
-    runner.add_argument("--slurm-partition", metavar="NAME", help="slurm: partition (required)")
-    runner.add_argument(
-        "--slurm-time", metavar="TIME", help="slurm: time limit per task, e.g. 04:00:00 (required)"
-    )
-    runner.add_argument("--slurm-cpus-per-task", type=_positive_int, metavar="N", help="slurm (default: 1)")
-    runner.add_argument("--slurm-mem-per-cpu-gb", type=_positive_int, metavar="GB", help="slurm (default: 2)")
-    runner.add_argument(
-        "--slurm-venv",
-        type=Path,
-        metavar="DIR",
-        help="slurm: virtual environment (folder or its bin/activate) each task activates",
-    )
-
-
-def run_filter(args: argparse.Namespace) -> int:
-    """Validate everything cheap first, then build the stages, then stream the input through."""
-    from littlekit.io import input_format
-
-    if args.executor != INPROCESS:
-        return _run_datatrove(args)
-    _refuse_datatrove_options(args)
-    args.batch_rows = args.batch_rows or DEFAULT_BATCH_ROWS
-    out, rejected, report_path = _output_paths(args)
-    fmt = _check_input(args)
-    names = _stage_names(args.stages)
-    options = _stage_options(args, names)
-    try:
-        input_format(out)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if args.inp is not None and args.inp.resolve() in {
-        p.resolve() for p in (out, rejected, report_path) if p
-    }:
-        raise UsageError(f"an output path is the input file {args.inp}")
-    stages = _build(names, options)
-    try:
-        records = _open_records(args, fmt)
-    except ValueError as exc:  # e.g. the text column is not in the Parquet schema
-        raise UsageError(str(exc)) from None
-    say = _progress(args.quiet)
-    say(f"input : {args.hf_dataset or args.inp} ({fmt})")
-    say(_config_line(names, args, options))
-    return _stream(args, fmt, records, stages, out, rejected, report_path, options, say)
-
-
-def _stage_names(spec: str) -> list[str]:
-    """Names from --stages: "all" is every registered stage in the published cascade order."""
-    from littlekit.artifacts import stage_list
-
-    try:
-        return stage_list(spec)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _stage_options(args, names: list[str]):
-    """StageOptions from the flags; the stages' files from --artifacts unless a path flag gives one.
-
-    Every missing file (explicit or in the directory) is reported at once, in one message.
-    """
-    from littlekit.stages.registry import StageOptions, check_gate_order
-
-    explicit = {option: getattr(args, option) for option in PATH_FLAGS if getattr(args, option) is not None}
-    problems = [
-        f"{PATH_FLAGS[option]} file not found: {path}"
-        for option, path in explicit.items()
-        if isinstance(path, Path) and not path.is_file()
-    ]
-    from_dir: dict[str, Any] = {}
-    if args.artifacts is not None:
-        from littlekit.artifacts import ARTIFACTS, artifact_problems, stage_options_from_artifacts
-
-        given = {artifact.stage for artifact in ARTIFACTS if artifact.option in explicit}
-        wanted = [name for name in names if name not in given]
-        if not args.artifacts.is_dir():
-            problems.append(f"--artifacts directory not found: {args.artifacts}")
-        elif wanted:
-            problems += [f"{args.artifacts}/{line}" for line in artifact_problems(args.artifacts, wanted)]
-        if problems:
-            flags = ", ".join(PATH_FLAGS.values())
-            raise UsageError(
-                f"--stages {','.join(names)} cannot run: "
-                + "; ".join(problems)
-                + f" (layout: littlekit.artifacts; {flags} give a file in place of the directory's)"
-            )
-        if wanted:
-            from_dir = stage_options_from_artifacts(args.artifacts, wanted)
-    if problems:
-        raise UsageError("; ".join(problems))
-    for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):  # flags override filter_config.json
-        value = getattr(args, option)
-        if value is not None:
-            from_dir[option] = None if value == RELEASED_RULE else value
-    if args.max_aoa is not None:  # the flag overrides filter_config.json (else StageOptions' 12)
-        from_dir["max_aoa"] = args.max_aoa
-    try:
-        options = StageOptions(
-            **from_dir,
-            **{option: str(path) for option, path in explicit.items()},
-            aoa_impute=args.aoa_impute,
-            max_oov=args.max_oov,
-            encoder_batch_size=args.encoder_batch_size,
-            encoder_gate=args.encoder_gate,
-            device=args.device,
-            min_beyond_score=args.min_beyond_score,
-        )
-        check_gate_order(names, options)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return options
-
-
-def _config_line(names: list[str], args, options) -> str:
-    """The run's settings, with the classifiers' P(K5) minimums when an operating point sets them."""
-    line = f"config: stages={','.join(names)} max_aoa={options.max_aoa} max_oov={args.max_oov}"
-    for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
-        if getattr(options, option) is not None:
-            line += f" {option}={getattr(options, option):g}"
-    return line
-
-
-def _build(names: list[str], options):
-    from littlekit.stages.registry import build_stages
-
-    try:
-        return build_stages(names, options)
-    except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
-        raise UsageError(f"cannot build the stages: {exc}") from None
-
-
-def _refuse_datatrove_options(args) -> None:
-    """The runner options mean nothing to the in-process run: say so rather than ignore them."""
-    for flag in RUNNER_FLAGS:
-        if getattr(args, flag) is not None:
-            option = "--" + flag.replace("_", "-")
-            raise UsageError(f"{option} applies to --executor local, slurm or ray, not to the in-process run")
-
-
-def _run_datatrove(args) -> int:
-    """The same stages as datatrove blocks, run here (local), on Ray, or submitted to Slurm."""
-    _check_datatrove_args(args)
-    names = _stage_names(args.stages)
-    options = _stage_options(args, names)
-    from littlekit.datatrove_blocks import check_apart, filter_with_datatrove
-
-    try:
-        check_apart(args.inp, args.out, args.rejected)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    runner_options = {
-        "tasks": args.tasks or 1,
-        "workers": args.workers or -1,
-        "text_key": args.text_field,
-        "id_key": args.id_field,
-        "input_format": None if args.format == "auto" else args.format,
-        "max_bytes": args.max_bytes,
-    }
-    if args.batch_rows:
-        runner_options["batch_size"] = args.batch_rows
-    slurm = _slurm_options(args) if args.executor == "slurm" else {}
-    say = _progress(args.quiet)
-    say(f"input : {args.inp} -> {args.out} ({args.executor}, {runner_options['tasks']} tasks)")
-    say(_config_line(names, args, options))
-    start = time.perf_counter()
-    report = filter_with_datatrove(
-        args.inp,
-        args.out,
-        names,
-        args.logging_dir,
-        options=options,
-        rejected_dir=args.rejected,
-        executor=args.executor,
-        **runner_options,
-        **slurm,
-    )
-    seconds = time.perf_counter() - start
-    if report is None:  # slurm: submitted, not run
-        settings = ", ".join(f"{key}={value}" for key, value in slurm.items())
-        print(f"submitted to slurm: {runner_options['tasks']} tasks, stages {','.join(names)} ({settings})")
-        print(f"launch script: {args.logging_dir / 'launch_script.slurm'}")
-        print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
-        print(
-            "when every task has finished, the counts: "
-            f"littlekit.datatrove_blocks.datatrove_report('{args.logging_dir}'); "
-            "rerun this command to resubmit unfinished tasks"
-        )
-        return 0
-    report_path = args.report or args.logging_dir / "report.json"
-    _write_report(report_path, report, args, args.format, args.out, args.rejected, options, seconds)
-    print(report.summary())
-    print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
-    print(f"report  : {report_path}   logs: {args.logging_dir}")
-    print(f"time    : {seconds:.1f}s")
-    return 0
-
-
-def _check_datatrove_args(args) -> None:
-    """What the datatrove runners cannot do, and what they need, as one-line refusals."""
-    import importlib.util
-
-    from littlekit.io import input_format
-
-    executor = f"--executor {args.executor}"
-    if args.hf_dataset:
-        raise UsageError(
-            f"--hf-dataset streams in this process only; with {executor} give --in FILE_OR_FOLDER"
-        )
-    if args.limit:
-        raise UsageError(f"--limit applies to the in-process run only; with {executor} give a smaller input")
-    if args.logging_dir is None:
-        raise UsageError(f"{executor} needs --logging-dir DIR (rerun with the same one to resume)")
-    if args.executor == "slurm":
-        missing = [flag for flag in ("--slurm-partition", "--slurm-time")
-                   if getattr(args, flag[2:].replace("-", "_")) is None]  # fmt: skip
-        if missing:
-            raise UsageError(f"{executor} needs {' and '.join(missing)}")
-    else:
-        for flag in SLURM_FLAGS:
-            if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag.replace('_', '-')} applies to --executor slurm only")
-    if args.executor == "ray" and importlib.util.find_spec("ray") is None:
-        raise UsageError("--executor ray needs Ray, which is not installed (pip install ray)")
-    if not args.inp.exists():
-        raise UsageError(f"input not found: {args.inp}")
-    if args.inp.is_file() and args.format == "auto":
-        try:
-            input_format(args.inp)
-        except ValueError as exc:
-            raise UsageError(f"{exc} (or pass --format)") from None
-    for flag, path in (("--out", args.out), ("--rejected", args.rejected)):
-        if path is not None and _names_a_file(path):
-            raise UsageError(f"with {executor}, {flag} is a folder (of <rank>.jsonl.gz), not a file: {path}")
-
-
-def _names_a_file(path: str | Path) -> bool:
-    from littlekit.io import input_format
-
-    try:
-        input_format(path)
-    except ValueError:
-        return False
-    return True
-
-
-def _activate_script(venv: Path) -> str:
-    """datatrove sources venv_path in each task: a venv folder's bin/activate, or the path as given."""
-    script = venv.absolute() / "bin" / "activate"  # tasks may start elsewhere than here
-    return str(script if script.is_file() else venv.absolute())
-
-
-def _slurm_options(args) -> dict[str, Any]:
-    """datatrove SlurmPipelineExecutor arguments from the --slurm-* flags that were given."""
-    given = {
-        "partition": args.slurm_partition,
-        "time": args.slurm_time,
-        "cpus_per_task": args.slurm_cpus_per_task,
-        "mem_per_cpu_gb": args.slurm_mem_per_cpu_gb,
-        "venv_path": None if args.slurm_venv is None else _activate_script(args.slurm_venv),
-    }
-    return {key: value for key, value in given.items() if value is not None}
-
-
-def _output_paths(args) -> tuple[Path, Path | None, Path | None]:
-    """--out names a file, or a folder (ending in / or existing) that gets the three usual files."""
-    out = Path(args.out)
-    if args.out.endswith(("/", os.sep)) or out.is_dir():
-        return out / "kept.jsonl", args.rejected or out / "rejected.jsonl", args.report or out / "report.json"
-    return out, args.rejected, args.report
-
-
-def _check_input(args) -> str:
-    from littlekit.io import input_format
-
-    if args.hf_dataset:
-        if args.format != "auto":
-            raise UsageError("--format applies to --in, not --hf-dataset")
-        return "hf"
-    if not args.inp.is_file():
-        raise UsageError(f"input file not found: {args.inp}")
-    if args.format != "auto":
-        return args.format
-    try:
-        return input_format(args.inp)
-    except ValueError as exc:
-        raise UsageError(f"{exc} (or pass --format)") from None
-
-
-def _str_or_none(path: Path | None) -> str | None:
-    return None if path is None else str(path)
-
-
-def _progress(quiet: bool):
-    def say(message: str) -> None:
-        if not quiet:
-            print(message, file=sys.stderr, flush=True)
-
-    return say
-
-
-def _open_records(args, fmt: str):
-    from littlekit.io import read_documents, read_hf
-
-    if fmt == "hf":
-        records = read_hf(
-            args.hf_dataset,
-            args.hf_config,
-            args.hf_split,
-            args.text_field,
-            args.id_field,
-            args.max_bytes,
-            args.hf_data_files,
-        )
-    else:
-        records = read_documents(
-            args.inp, args.text_field, args.id_field, args.max_bytes, fmt, args.batch_rows
-        )
-    return itertools.islice(records, args.limit) if args.limit else records
-
-
-def _stream(args, fmt, records, stages, out, rejected, report_path, options, say) -> int:
-    """Records through the cascade into the kept and rejected writers; then the report."""
-    from littlekit.io import JsonlWriter, open_writer, parquet_schema
-    from littlekit.pipeline import KEPT, Cascade
-
-    start = time.perf_counter()
-    schema = parquet_schema(args.inp) if fmt == "parquet" and out.name.endswith((".parquet", ".pq")) else None
-    cascade = Cascade(stages, batch_size=args.batch_rows)
-    run = cascade.run(records)
-    with open_writer(out, args.batch_rows, schema) as kept_out:
-        rejected_out = JsonlWriter(rejected, args.batch_rows) if rejected else None
-        ok = False
-        try:
-            for n, outcome in enumerate(run, start=1):
-                if outcome.status == KEPT:
-                    kept_out.write(outcome.record.meta)
-                elif rejected_out is not None:
-                    rejected_out.write(outcome.to_row())
-                if n % args.batch_rows == 0:
-                    r = run.report
-                    say(
-                        f"  {n:>12,} read: kept {r.kept:,}, dropped {r.dropped:,}, errored {r.errored:,} "
-                        f"[{time.perf_counter() - start:.1f}s]"
-                    )
-            ok = True
-        finally:
-            if rejected_out is not None:
-                rejected_out.close(ok)
-    report = run.report
-    seconds = time.perf_counter() - start
-    if report_path is not None:
-        _write_report(report_path, report, args, fmt, out, rejected, options, seconds)
-    print(report.summary())
-    print(f"output  : {out}" + (f"   rejected: {rejected}" if rejected else ""))
-    print(f"time    : {seconds:.1f}s")
-    report.check()
-    return 0
-
-
-def _write_report(path: Path, report, args, fmt, out, rejected, options, seconds: float) -> None:
-    run_info = {
-        "input": args.hf_dataset or str(args.inp),
-        "format": fmt,
-        "hf_config": args.hf_config,
-        "hf_split": args.hf_split if fmt == "hf" else None,
-        "text_field": args.text_field,
-        "limit": args.limit,
-        "max_bytes": args.max_bytes,
-        "stages": report.stages,
-        "artifacts": _str_or_none(args.artifacts),
-        "executor": args.executor,
-        "options": asdict(options),
-        "output": str(out),
-        "rejected": _str_or_none(rejected),
-        "seconds": round(seconds, 3),
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"run": run_info, **report.to_dict()}, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from littlekit.artifacts import (
+from littlekit.config import EMBEDDED_DATA
+from littlekit.filter.artifacts import (
     ARTIFACTS,
     artifact_path,
     artifact_problems,
@@ -16,11 +17,10 @@ from littlekit.artifacts import (
     stage_options_from_artifacts,
     write_artifacts_readme,
 )
-from littlekit.config import EMBEDDED_DATA
+from littlekit.filter.cascade import DROPPED, KEPT, Cascade
+from littlekit.filter.lexicon import AoALexicon
+from littlekit.filter.registry import build_stages
 from littlekit.io import Document
-from littlekit.lexicon import AoALexicon
-from littlekit.pipeline import DROPPED, KEPT, Cascade
-from littlekit.stages.registry import build_stages
 
 KID = ["the cat sat on the mat", "my dog can run and jump", "we like to play in the sun", "the big red ball"]
 TECH = ["mitochondrial oxidative phosphorylation", "quantum chromodynamics lagrangian", "stochastic calculus"]
@@ -35,13 +35,13 @@ def labelled() -> pd.DataFrame:
 
 def build_dir(root, encoder: bool = False):
     """An artifacts directory with a tiny AoA table, a word table and a fastText model trained here."""
-    from littlekit.stages.fasttext_stage import train_fasttext
+    from littlekit.fit.fasttext import train_fasttext
 
     export_aoa_table(AOA, root)
     export_word_table(WORDS, root)
     train_fasttext(labelled(), artifact_path(root, "fasttext_model"), epoch=5, dim=10, minCount=1)
     if encoder:
-        from littlekit.encoder_train import build_tiny_modernbert
+        from littlekit.fit.encoder import build_tiny_modernbert
 
         build_tiny_modernbert(
             KID + TECH,
@@ -90,7 +90,7 @@ def test_four_stages_built_from_the_directory_filter_documents(tmp_path):
 
 
 def test_filter_config_sets_the_classifier_thresholds_and_stages_apply_them(tmp_path):
-    from littlekit.operating_point import OperatingPoint
+    from littlekit.filter.filter_config import OperatingPoint
 
     build_dir(tmp_path)
     spec = "aoa,fasttext,symbolic,frequency"
@@ -177,7 +177,7 @@ def test_all_five_stages_from_a_directory_in_process_and_in_datatrove(tmp_path):
 
     import torch
 
-    from littlekit.datatrove_blocks import build_datatrove_pipeline, datatrove_report, run_datatrove
+    from littlekit.filter.datatrove_blocks import build_datatrove_pipeline, datatrove_report, run_datatrove
     from littlekit.io import read_documents
 
     torch.set_num_threads(1)

@@ -17,8 +17,8 @@ from littlekit.evals.bpb import (
     sliding_windows,
     stream_bpb,
 )
-from littlekit.shards import write_shards
-from littlekit.tokenizer import train_tokenizer
+from littlekit.lm.shards import write_shards
+from littlekit.lm.tokenizer import train_tokenizer
 
 WORDS = "the cat dog sun ran sat hop big red blue fish tree café naïve 12 345 🙂 play jump".split()
 

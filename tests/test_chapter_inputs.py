@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from littlekit.chapter_inputs import labels_file, run_encoder, run_fasttext, run_labels, trained_max_length
+from littlekit.fit.labels import load_labels
+from littlekit.fit.run_inputs import labels_file, run_encoder, run_fasttext, run_labels, trained_max_length
 from littlekit.grades import BANDS
-from littlekit.labels import load_labels
 
 pytest.importorskip("fasttext")
 

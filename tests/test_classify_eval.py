@@ -6,7 +6,12 @@ import math
 
 import pytest
 
-from littlekit.classify_eval import as_band, confusion_matrix, evaluate_bands, under_classification_rate
+from littlekit.analysis.classify_eval import (
+    as_band,
+    confusion_matrix,
+    evaluate_bands,
+    under_classification_rate,
+)
 
 # 10 documents; hand-counted below.
 TRUE = ["K5", "K5", "K5", "K5", "K8", "K8", "K8", "K12", "K12", "OOS"]

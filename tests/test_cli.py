@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from littlekit.cli import main
-from littlekit.stages import registry
-from littlekit.stages.base import Decision, Stage
+from littlekit.filter import registry
+from littlekit.filter.base import Decision, Stage
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -339,7 +339,7 @@ def test_default_cascade_is_aoa_then_symbolic(tmp_path, capsys):
 def test_fasttext_stage_between_aoa_and_symbolic(tmp_path, capsys):
     import pandas as pd
 
-    from littlekit.stages.fasttext_stage import train_fasttext
+    from littlekit.fit.fasttext import train_fasttext
 
     easy = ["the cat sat on the mat", "the dog ran home", "we play with the ball"]
     hard = [
@@ -440,8 +440,8 @@ def make_artifacts(root: Path, words: dict[str, float] | None = None) -> Path:
     """An artifacts directory (released layout) without the encoder: AoA table, word table, fastText."""
     import pandas as pd
 
-    from littlekit.artifacts import artifact_path, export_aoa_table, export_word_table
-    from littlekit.stages.fasttext_stage import train_fasttext
+    from littlekit.filter.artifacts import artifact_path, export_aoa_table, export_word_table
+    from littlekit.fit.fasttext import train_fasttext
 
     export_aoa_table(ART_AOA, root)
     words = words or {"square": 6.0, "cat": -2.0}
@@ -458,8 +458,8 @@ def artifacts_dir(tmp_path_factory) -> Path:
     import torch
     from transformers import AutoModelForSequenceClassification
 
-    from littlekit.artifacts import artifact_path
-    from littlekit.encoder_train import build_tiny_modernbert
+    from littlekit.filter.artifacts import artifact_path
+    from littlekit.fit.encoder import build_tiny_modernbert
 
     root = make_artifacts(tmp_path_factory.mktemp("artifacts"))
     encoder = artifact_path(root, "encoder_model")
@@ -550,7 +550,7 @@ def test_the_encoder_gate_in_process_and_in_datatrove(tmp_path, capsys, artifact
 
 
 def test_missing_artifacts_are_listed_in_one_message(tmp_path, capsys):
-    from littlekit.artifacts import export_aoa_table
+    from littlekit.filter.artifacts import export_aoa_table
 
     root = tmp_path / "artifacts"
     export_aoa_table(ART_AOA, root)  # only stage 1's file
@@ -576,7 +576,7 @@ def test_missing_artifacts_are_listed_in_one_message(tmp_path, capsys):
 def test_path_options_override_the_artifacts_directory(tmp_path, capsys):
     import pandas as pd
 
-    from littlekit.artifacts import export_word_table
+    from littlekit.filter.artifacts import export_word_table
 
     root = make_artifacts(tmp_path / "artifacts")
     source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS)
@@ -602,8 +602,8 @@ def test_path_options_override_the_artifacts_directory(tmp_path, capsys):
 
 
 def test_the_artifacts_operating_point_applies_and_flags_override_it(tmp_path, capsys):
-    from littlekit.operating_point import OperatingPoint
-    from littlekit.stages.fasttext_stage import FastTextStage
+    from littlekit.filter.fasttext import FastTextStage
+    from littlekit.filter.filter_config import OperatingPoint
 
     root = make_artifacts(tmp_path / "artifacts")
     source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS)
@@ -699,7 +699,7 @@ def test_executor_slurm_submits_the_job_array(tmp_path, capsys, monkeypatch):
 
 
 def test_the_artifacts_stage_1_maximum_applies_and_the_flag_overrides_it(tmp_path, capsys):
-    from littlekit.operating_point import OperatingPoint
+    from littlekit.filter.filter_config import OperatingPoint
 
     root = make_artifacts(tmp_path / "artifacts")
     source = write_jsonl(tmp_path / "docs.jsonl", ART_DOCS[:2])  # "easy": p95 AoA about 4.4

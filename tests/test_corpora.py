@@ -1,10 +1,11 @@
-"""Loaders in littlekit.corpora: documented columns on the embedded data, roots, clear errors."""
+"""Loaders in littlekit.databuild.corpora: documented columns on the embedded data, roots, clear errors."""
 
 from __future__ import annotations
 
 import pytest
 
-from littlekit import config, corpora
+from littlekit import config
+from littlekit.databuild import corpora
 from littlekit.grades import BANDS
 
 

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from littlekit.corpus_select import (
+from littlekit.lm.corpus_select import (
     FALLBACK_STAGES,
     PREVIOUS_OUTCOMES,
     filter_outcomes,

@@ -436,7 +436,7 @@ def test_tinystories_are_split_at_their_openers_and_keep_their_case():
 
 
 def test_the_demo_corpus_tinystories_are_cased():
-    from littlekit import corpora
+    from littlekit.databuild import corpora
 
     stories = corpora.load_demo_corpus().query("source == 'tinystories'")["text"]
     assert len(stories) == 600 and stories.str.startswith("Once upon a time").all()

@@ -152,7 +152,7 @@ def test_bad_gold_fails_clearly():
 
 def test_gold_answers_of_the_real_dataset_grade_themselves():
     """Every MathCAMPS gold, written after 'Answer:', is graded correct; a perturbed one is not."""
-    from littlekit.corpora import load_mathcamps
+    from littlekit.databuild.corpora import load_mathcamps
 
     frame = load_mathcamps()
     for gold in frame["answer"]:

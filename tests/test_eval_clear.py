@@ -10,7 +10,7 @@ import pytest
 import torch
 from train_data import nano_lm
 
-from littlekit import corpora
+from littlekit.databuild import corpora
 from littlekit.evals.bpb import corpus_bpb
 from littlekit.evals.clear import (
     PAPER_EDGES,
@@ -24,7 +24,7 @@ from littlekit.evals.clear import (
     quantile_edges,
     sample_per_bin,
 )
-from littlekit.model import build_model
+from littlekit.lm.sizes import build_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 

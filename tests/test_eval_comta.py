@@ -22,7 +22,7 @@ from littlekit.evals.comta import (
     split_gaps,
     student_turns,
 )
-from littlekit.model import build_model
+from littlekit.lm.sizes import build_model
 
 FIXTURE = Path(__file__).parent / "fixtures" / "comta" / "CoMTA_fixture.json"
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py

@@ -17,7 +17,7 @@ from littlekit.evals.generate import (
     row_seed,
     vllm_available,
 )
-from littlekit.tokenizer import train_tokenizer
+from littlekit.lm.tokenizer import train_tokenizer
 
 WORDS = "the cat dog sun ran sat hop big red blue fish tree 12 345 + = Answer: play jump".split()
 PROMPTS = ["the cat", "12 + 345 =", "big red fish ran to the tree and", "Answer:", "sun"]

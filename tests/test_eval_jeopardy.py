@@ -257,9 +257,9 @@ def test_label_clues_with_a_local_transformers_judge(tmp_path, one_thread):
     """The same labelling through TransformersBackend on a real tiny Qwen3 (its answers are noise:
     every record must still come back, with a parse error or a band, and a re-run is all cache)."""
 
-    from littlekit.corpora import load_standards
+    from littlekit.databuild.corpora import load_standards
     from littlekit.judge.local_backend import TransformersBackend
-    from littlekit.tokenizer import train_tokenizer
+    from littlekit.lm.tokenizer import train_tokenizer
 
     frame = jp.load_jeopardy(FIXTURES / "season.tsv")[0].head(3)
     standards = load_standards()

@@ -15,8 +15,8 @@ from littlekit.evals import mathcamps as mc
 from littlekit.evals.answers import numbers
 from littlekit.evals.generate import generate
 from littlekit.evals.passk import pass_at_k
+from littlekit.lm.tokenizer import train_tokenizer
 from littlekit.text import word_tokens
-from littlekit.tokenizer import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 

@@ -10,7 +10,7 @@ from transformers import Qwen3ForCausalLM
 
 from littlekit.evals.generate import generate
 from littlekit.evals.qualitative import PAPER_ANSWERS, PAPER_PROMPTS, answer_prompts, qualitative_table
-from littlekit.tokenizer import train_tokenizer
+from littlekit.lm.tokenizer import train_tokenizer
 
 WORDS = "what is a magnet gravity DNA cat the force pulls it mean E = mc² Schrödinger's ? .".split()
 

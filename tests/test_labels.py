@@ -7,11 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from littlekit import corpora
+from littlekit.databuild import corpora
 from littlekit.databuild.passages import author_key
-from littlekit.grades import BANDS
-from littlekit.judge import make_label, read_labels, text_sha256
-from littlekit.labels import (
+from littlekit.fit.labels import (
     LABEL_COLUMNS,
     SOURCE_PREFIX,
     _shares,
@@ -23,6 +21,8 @@ from littlekit.labels import (
     split_labels,
     write_label_file,
 )
+from littlekit.grades import BANDS
+from littlekit.judge import make_label, read_labels, text_sha256
 
 MAX_PER_BAND = 1000
 
@@ -214,7 +214,7 @@ def test_split_labels_is_stratified_disjoint_and_seeded(default_labels):
 
 
 def test_candidates_overlapping_validation_text_are_dropped():
-    from littlekit.labels import _drop_validation_overlap
+    from littlekit.fit.labels import _drop_validation_overlap
 
     passage = "Once upon a time a small brown hen found a grain of wheat in the farmyard and asked for help."
     candidates = pd.DataFrame(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from littlekit.cli import main
-from littlekit.launch import (
+from littlekit.lm.launch import (
     GPUS,
     LaunchConfig,
     TrainArgs,
@@ -25,7 +25,7 @@ from littlekit.launch import (
     torchrun_argv,
     train_argv,
 )
-from littlekit.model import flops_per_token, qwen3_config
+from littlekit.lm.sizes import flops_per_token, qwen3_config
 
 
 def test_parse_count():
@@ -131,7 +131,7 @@ def test_the_trainer_parses_what_launch_generates():
     """The real `littlekit train` parser reads the generated arguments back into our settings."""
     import argparse
 
-    train_module = pytest.importorskip("littlekit.train")  # until the trainer is committed
+    train_module = pytest.importorskip("littlekit.lm.train")  # until the trainer is committed
     add_train_parser, config_from_args = train_module.add_train_parser, train_module.config_from_args
 
     plan = make_plan(LaunchConfig(size="0.6B", tokens=10**9, data=["/root"], mix="paper-cooloff",
@@ -159,7 +159,7 @@ def test_check_script_reports_missing_paths_and_refused_arguments():
         "the script needs --data (a path on the cluster)",
         "the script needs --tokenizer (a path on the cluster)",
     ]
-    pytest.importorskip("littlekit.train")  # until the trainer is committed
+    pytest.importorskip("littlekit.lm.train")  # until the trainer is committed
     for bad in (dict(mix="no-such-mix"), dict(train_extra=["--no-such-flag"])):
         plan = make_plan(
             LaunchConfig(size="nano", tokens=10**6, seq_len=512, data=["/d"], tokenizer="/t", **bad)
@@ -286,7 +286,7 @@ def test_cli_errors_exit_2_with_every_problem(tmp_path, capsys):
 
 
 def test_cli_takes_the_vocabulary_from_a_local_tokenizer(tmp_path, capsys):
-    from littlekit.tokenizer import train_tokenizer
+    from littlekit.lm.tokenizer import train_tokenizer
 
     texts = ["the cat sat on the mat", "a dog ran to the park", "we count one two three"] * 20
     tokenizer = train_tokenizer(texts, vocab_size=300, out_dir=tmp_path / "tok")

@@ -10,7 +10,7 @@ import pytest
 import wordfreq
 
 from littlekit import config
-from littlekit.lexicon import (
+from littlekit.filter.lexicon import (
     DEFAULT_TABLE,
     KUPERMAN_TABLE,
     OOV,

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from littlekit.corpus_select import write_corpus
-from littlekit.matched_corpora import (
+from littlekit.lm.corpus_select import write_corpus
+from littlekit.lm.matched_corpora import (
     CHAPTER8,
     K5_CORPUS,
     TOKENIZER,
@@ -21,8 +21,8 @@ from littlekit.matched_corpora import (
     readable_tokens,
     sample_to_tokens,
 )
-from littlekit.shards import TokenShards
-from littlekit.tokenizer import train_tokenizer
+from littlekit.lm.shards import TokenShards
+from littlekit.lm.tokenizer import train_tokenizer
 
 SHORT = "the cat sat on a mat and the dog ran to the sun".split()
 LONG = "mitochondrial oxidative phosphorylation couples electron transport to synthesis".split()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from littlekit.model import (
+from littlekit.lm.sizes import (
     NOMINAL_PARAMS,
     QWEN3_SIZES,
     activation_bytes_per_token,

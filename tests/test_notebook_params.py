@@ -1,6 +1,6 @@
 import pytest
 
-from littlekit import notebook_params as p
+from littlekit.analysis import params as p
 
 
 def test_positive_int_accepts_and_normalises():

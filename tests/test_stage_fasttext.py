@@ -8,17 +8,10 @@ import fasttext
 import pandas as pd
 import pytest
 
-from littlekit.classify_eval import evaluate_bands
+from littlekit.analysis.classify_eval import evaluate_bands
+from littlekit.filter.fasttext import FastTextStage, fasttext_text, load_fasttext_model
+from littlekit.fit.fasttext import DEFAULT_HYPER, train_fasttext, training_line, write_training_file
 from littlekit.grades import BANDS
-from littlekit.stages.fasttext_stage import (
-    DEFAULT_HYPER,
-    FastTextStage,
-    fasttext_text,
-    load_fasttext_model,
-    train_fasttext,
-    training_line,
-    write_training_file,
-)
 
 # Each band has its own vocabulary, so a small model separates them and the tests can demand
 # exact answers on unseen sentences built from the same words.
@@ -218,8 +211,8 @@ def test_default_model_on_commoncoretext_validation(tmp_path):
     # The embedded default end to end: source labels -> default hyper-parameters -> validation
     # sources never seen in training. Floors well under the measured figures (K-5 precision
     # ~0.8, Beyond-K-5 predicted K5 ~0.1), so a broken label set or training shows up.
-    from littlekit import corpora
-    from littlekit.labels import build_default_labels
+    from littlekit.databuild import corpora
+    from littlekit.fit.labels import build_default_labels
 
     stage = train_fasttext(build_default_labels(), tmp_path / "default.bin")
     validation = corpora.load_commoncoretext(split="validation")
@@ -230,7 +223,7 @@ def test_default_model_on_commoncoretext_validation(tmp_path):
 
 
 def test_predict_frame_adds_the_stages_verdicts(trained):
-    from littlekit.classify_eval import predict_frame
+    from littlekit.analysis.classify_eval import predict_frame
 
     frame = pd.DataFrame({"id": ["a", "b"], "body": [sentences("K5", 1, 9)[0], sentences("OOS", 1, 9)[0]]})
     out = predict_frame(trained, frame, text_column="body")

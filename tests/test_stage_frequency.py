@@ -8,8 +8,8 @@ import random
 import pandas as pd
 import pytest
 
-from littlekit import blocklist as bl
-from littlekit.stages.frequency import (
+from littlekit.filter import word_table as bl
+from littlekit.filter.frequency import (
     REASON,
     FrequencyStage,
     default_tier_edges,

@@ -12,9 +12,10 @@ from collections import Counter
 
 import pytest
 
-import littlekit.stages.symbolic as symbolic
+import littlekit.filter.symbolic as symbolic
 from littlekit import config
-from littlekit.stages.symbolic import (
+from littlekit.analysis.throughput import best_cpu_seconds
+from littlekit.filter.symbolic import (
     ADVERSARIAL_UNITS,
     DIGITS,
     FAMILIES,
@@ -32,7 +33,6 @@ from littlekit.stages.symbolic import (
     match_spans,
     needles,
 )
-from littlekit.throughput import best_cpu_seconds
 
 STAGE = SymbolicStage()
 

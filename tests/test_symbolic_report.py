@@ -1,4 +1,4 @@
-"""littlekit.symbolic_report: the tables chapter 5 is built from agree with the stage itself."""
+"""littlekit.analysis.symbolic_report: the tables chapter 5 is built from agree with the stage itself."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import time
 import pandas as pd
 import pytest
 
-from littlekit.stages.symbolic import FAMILIES, RULES, SymbolicStage
-from littlekit.symbolic_report import (
+from littlekit.analysis.symbolic_report import (
     PAPER_TABLE3,
     examples,
     family_table,
@@ -21,6 +20,7 @@ from littlekit.symbolic_report import (
     spans_frame,
     time_scoring,
 )
+from littlekit.filter.symbolic import FAMILIES, RULES, SymbolicStage
 
 TEXTS = [
     "Sam has 3 cats and 8 + 6 = 14.",

@@ -1,4 +1,4 @@
-"""littlekit.throughput: rates are measured on real stages (never asserted), the cost table's arithmetic."""
+"""littlekit.analysis.throughput: rates measured on real stages (never asserted), the cost arithmetic."""
 
 from __future__ import annotations
 
@@ -8,12 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from littlekit.judge.cost import FINEWEB_EDU_DOCS, PAPER_TOTAL_USD
-from littlekit.stages.aoa import AoAStage
-from littlekit.stages.fasttext_stage import train_fasttext
-from littlekit.stages.frequency import FrequencyStage
-from littlekit.stages.symbolic import SymbolicStage
-from littlekit.throughput import (
+from littlekit.analysis.throughput import (
     CASCADE_ROW,
     H100_HOUR,
     PAPER_ENCODER_FRACTION,
@@ -26,6 +21,11 @@ from littlekit.throughput import (
     fineweb_cost_table,
     measure_stage_rates,
 )
+from littlekit.filter.aoa import AoAStage
+from littlekit.filter.frequency import FrequencyStage
+from littlekit.filter.symbolic import SymbolicStage
+from littlekit.fit.fasttext import train_fasttext
+from littlekit.judge.cost import FINEWEB_EDU_DOCS, PAPER_TOTAL_USD
 
 TEXTS = [
     "The cat sat on the mat and looked at the big red ball.",
@@ -171,7 +171,7 @@ def test_datatrove_one_and_two_workers_keep_the_same_documents(tmp_path):
 
 @pytest.mark.slow
 def test_bench_artifacts_build_an_encoder_the_stage_loads(tmp_path):
-    from littlekit.stages.encoder import EncoderStage
+    from littlekit.filter.encoder import EncoderStage
 
     artifacts = BenchArtifacts(tmp_path / "work", root=tmp_path / "empty", max_per_band=30, encoder_steps=2)
     path, how = artifacts.get("encoder_model")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from littlekit.tokenizer import (
+from littlekit.lm.tokenizer import (
     BOS,
     EOS,
     IM_END,

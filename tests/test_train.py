@@ -11,9 +11,9 @@ import pytest
 import torch
 from train_data import make_train_data
 
-from littlekit.model import build_model, optimizer_split, qwen3_config
-from littlekit.optim import ADAMW, MUON, MuonAdamW, WSDSchedule, split_parameters, wsd_schedule
-from littlekit.train import (
+from littlekit.lm.optim import ADAMW, MUON, MuonAdamW, WSDSchedule, split_parameters, wsd_schedule
+from littlekit.lm.sizes import build_model, optimizer_split, qwen3_config
+from littlekit.lm.train import (
     TrainConfig,
     accumulation_steps,
     config_from_args,
@@ -238,8 +238,8 @@ def test_cli_train_and_usage_errors(data, tmp_path, capsys):
 def test_launch_arguments_parse_as_train_arguments():
     import argparse
 
-    from littlekit.launch import LaunchConfig, make_plan, train_argv
-    from littlekit.train import add_train_parser
+    from littlekit.lm.launch import LaunchConfig, make_plan, train_argv
+    from littlekit.lm.train import add_train_parser
 
     launch = LaunchConfig(size="nano", tokens=10**6, seq_len=256, global_batch=32, micro_batch=4,
                           data=["/d"], val_data="/v", tokenizer="/t", run_dir="/r", parallel="fsdp",

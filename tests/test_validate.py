@@ -3,12 +3,12 @@ import math
 import pandas as pd
 import pytest
 
-from littlekit import validate as v
-from littlekit.corpora import load_standards
+from littlekit.analysis import validate as v
+from littlekit.databuild.corpora import load_standards
+from littlekit.filter.cascade import Cascade
+from littlekit.filter.frequency import FrequencyStage
+from littlekit.filter.symbolic import SymbolicStage
 from littlekit.grades import beyond_label
-from littlekit.pipeline import Cascade
-from littlekit.stages.frequency import FrequencyStage
-from littlekit.stages.symbolic import SymbolicStage
 from littlekit.stats import wilson_interval
 
 # symbolic drops "x^2"-style exponents; frequency (a one-word table) drops "photosynthesis".

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from littlekit import config
-from littlekit.shards import write_shards
-from littlekit.tokenizer import train_tokenizer
+from littlekit.lm.shards import write_shards
+from littlekit.lm.tokenizer import train_tokenizer
 
 
 def demo_texts(n: int, max_chars: int = 400) -> list[str]:
@@ -72,7 +72,7 @@ def nano_lm(texts: list[str], vocab_size: int, seed: int = 0):
     """
     import torch
 
-    from littlekit.model import build_model, qwen3_config
+    from littlekit.lm.sizes import build_model, qwen3_config
 
     tokenizer = train_tokenizer(texts, vocab_size=vocab_size)
     config = qwen3_config(

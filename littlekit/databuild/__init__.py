@@ -111,7 +111,7 @@ Small, licence-clean extracts of public data sets, built by `littlekit data buil
 ../shared/data --out data` (code in `littlekit/databuild/`), deterministic: a rebuild gives
 byte-identical files. `MANIFEST.tsv` lists every file with its size, SHA-256 and source. Each folder's
 `SOURCE.md` gives the source repository and commit, the licence, the attribution and how the files
-were derived. Load them with `littlekit.corpora`.
+were derived. Load them with `littlekit.databuild.corpora`.
 
 - `aoa/`: lemma-propagated Kuperman AoA `word,aoa` (the AoA stage's default), Kuperman `Rating.Mean`
   `word,aoa`, the 51,715-word master table, Brysbaert-Biemiller grades (research use; cite the papers).

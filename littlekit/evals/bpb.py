@@ -24,7 +24,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from littlekit.shards import IGNORE_INDEX, eval_batches, special_ids
+from littlekit.lm.shards import IGNORE_INDEX, eval_batches, special_ids
 
 DEFAULT_MAX_LENGTH = 2048
 

@@ -494,7 +494,7 @@ def ngss_dci_table(
     standards: pd.DataFrame | None = None, per_dci: int = 1, max_chars: int = 200
 ) -> pd.DataFrame:
     """NGSS disciplinary core ideas: `dci, band, subject, text` (the first `per_dci` expectations)."""
-    from littlekit.corpora import load_standards
+    from littlekit.databuild.corpora import load_standards
 
     frame = load_standards() if standards is None else standards
     ngss = frame[frame["framework"].str.upper() == "NGSS"].copy()

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from littlekit.corpora import Root, load_mathcamps
+from littlekit.databuild.corpora import Root, load_mathcamps
 from littlekit.evals.answers import grade as grade_answer
 from littlekit.evals.generate import generate
 from littlekit.evals.passk import mean_pass_at_k, pass_at_k_curve

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from littlekit.filter.base import Decision, Stage
 from littlekit.io import Document, Record, RecordError
-from littlekit.stages.base import Decision, Stage
 
 KEPT, DROPPED, ERRORED = "kept", "dropped", "errored"
 STAGE_ERROR = "stage_error"

@@ -1,6 +1,6 @@
 """Stage 5, frequency sampling: documents holding words that lean Beyond-K-5.
 
-The word table (`littlekit.blocklist`) scores each word by `log2(rate_beyond / rate_k5)`.
+The word table (`littlekit.filter.word_table`) scores each word by `log2(rate_beyond / rate_k5)`.
 The paper and the released script use it differently, and both are here:
 
 - The paper (Sec. 3.1.5, App. A.4): the filtered pool (~100B tokens) exceeds the training
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from littlekit import blocklist as bl
 from littlekit.config import data_path
-from littlekit.stages.base import Decision, Stage
+from littlekit.filter import word_table as bl
+from littlekit.filter.base import Decision, Stage
 from littlekit.text import word_tokens
 
 REASON = "frequency_blocklist"

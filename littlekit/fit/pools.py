@@ -15,9 +15,9 @@ not say which dropped documents count as Beyond-K-5; here the rule is explicit:
   only add noise to the Beyond side.
 
 `pool_frame` turns cascade outcomes into one row per document with its pool; `pool_texts`
-gives the two lists `littlekit.blocklist.score_words` takes. `retention_after_stages` counts,
+gives the two lists `littlekit.filter.word_table.score_words` takes. `retention_after_stages` counts,
 per group (e.g. K-5 vs Beyond K-5), the share still kept after each stage, for Figure-2 style
-tables (through `littlekit.validate.retention_table`). `overlaps` flags documents sharing text
+tables (through `littlekit.analysis.validate.retention_table`). `overlaps` flags documents sharing text
 with a held-out set, to keep it out of the pools;
 `document_frequency` tells a word spread over a pool from one that a single document repeats.
 """
@@ -28,10 +28,10 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from littlekit.labels import shingles
-from littlekit.pipeline import DROPPED, KEPT, Outcome
+from littlekit.analysis.validate import RAW, retention_table
+from littlekit.filter.cascade import DROPPED, KEPT, Outcome
+from littlekit.fit.labels import shingles
 from littlekit.text import word_tokens
-from littlekit.validate import RAW, retention_table
 
 K5_POOL = "K-5"
 BEYOND_POOL = "Beyond K-5"
@@ -109,7 +109,7 @@ def retention_after_stages(
     or errored it; None when kept), as `pool_frame` gives it. A document dropped or errored at
     stage i counts as kept after every stage before i. Rows: (after, group) with n, kept, share
     and a Wilson interval; `after` runs "input", then the stages in order. The counting is
-    `littlekit.validate.retention_table`'s (Figure 2); this only adds the exit positions it
+    `littlekit.analysis.validate.retention_table`'s (Figure 2); this only adds the exit positions it
     needs and names the rows the way chapters 4 and 6 read them.
     """
     unknown = set(frame.loc[frame["status"] != KEPT, "stage"].dropna()) - set(stages)
@@ -132,7 +132,7 @@ def retention_after_stages(
 def overlaps(texts: Iterable[str], reference: Iterable[str], n: int = 8) -> list[bool]:
     """For each text: is it a reference text, or does it share a run of `n` words with one?
 
-    The test `littlekit.labels` uses to keep validation passages out of the training labels
+    The test `littlekit.fit.labels` uses to keep validation passages out of the training labels
     (words are whitespace-separated and lower-cased; equality ignores surrounding whitespace).
     """
     seen: set[tuple[str, ...]] = set()

@@ -23,8 +23,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from littlekit.lexicon import OOV, AoALexicon
-from littlekit.stages.base import Decision, Stage
+from littlekit.filter.base import Decision, Stage
+from littlekit.filter.lexicon import OOV, AoALexicon
 from littlekit.text import WORD_RE
 
 P95_MAX_AOA = 12.0

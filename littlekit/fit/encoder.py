@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from littlekit.stages.encoder import (
+from littlekit.filter.encoder import (
     LABELS,
     MAX_LENGTH,
     MODEL_INPUTS,

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from littlekit.filter.base import Stage
 from littlekit.grades import BAND_ORDER, BANDS, check_band
-from littlekit.stages.base import Stage
 
 LABEL_PREFIX = "__label__"
 

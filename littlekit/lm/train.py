@@ -9,7 +9,7 @@ BOS-aligned `shards.BatchLoader` (one source, several weighted ones, or a named 
 the paper's cool-off mix), split over the processes (`micro_batch` each per forward/backward) and
 gradient accumulation. Loss is the mean next-token cross-entropy over every token of the global
 batch, computed in fp32. Muon updates the 2-D hidden matrices and AdamW the embeddings, norms and
-head (`littlekit.optim`), both under the warmup-stable-cool-off schedule, after clipping the
+head (`littlekit.lm.optim`), both under the warmup-stable-cool-off schedule, after clipping the
 global gradient norm. On a GPU the forward runs under bf16 autocast (fp32 weights and optimizer
 state); on the CPU in fp32, seeded and deterministic.
 
@@ -51,14 +51,14 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from littlekit.model import QWEN3_SIZES
-from littlekit.shards import (
+from littlekit.lm.shards import (
     PAPER_COOLOFF_MIX,
     BatchLoader,
     TokenShards,
     count_eval_batches,
     mixture_sources,
 )
+from littlekit.lm.sizes import QWEN3_SIZES
 
 MIXES: dict[str, dict[str, float]] = {"paper-cooloff": PAPER_COOLOFF_MIX}
 PARALLEL = ("ddp", "fsdp")
@@ -79,7 +79,7 @@ class TrainConfig:
     run_dir: str
     val_data: str | None = None  # held-out shard directory for validation bits per byte
     mix: str | None = None  # a named mixture of MIXES: data is the root holding its sources
-    size: str = "nano"  # a littlekit.model.QWEN3_SIZES name (ignored with resume/init_from)
+    size: str = "nano"  # a littlekit.lm.sizes.QWEN3_SIZES name (ignored with resume/init_from)
     model_overrides: dict[str, Any] = field(default_factory=dict)  # extra Qwen3Config kwargs
     init_from: str | None = None  # start from these save_pretrained weights (fresh optimizer)
     seq_len: int = 256
@@ -242,7 +242,7 @@ def _check_config(config: TrainConfig) -> None:
 
 
 def _check_vocabulary(tokenizer: Any, directories: list[str]) -> None:
-    from littlekit.shards import _vocab_sha256
+    from littlekit.lm.shards import _vocab_sha256
 
     own = _vocab_sha256(tokenizer)
     for directory in directories:
@@ -258,7 +258,7 @@ def _check_vocabulary(tokenizer: Any, directories: list[str]) -> None:
 def _build_model(config: TrainConfig, tokenizer: Any, weights_from: str | None):
     from transformers import AutoModelForCausalLM
 
-    from littlekit.model import build_model, qwen3_config
+    from littlekit.lm.sizes import build_model, qwen3_config
 
     torch.manual_seed(config.seed)
     if weights_from is not None:
@@ -318,7 +318,7 @@ def _sync_context(wrapped: torch.nn.Module, config: TrainConfig, d: _Dist, sync:
 
 
 def build_optimizer(model: torch.nn.Module, config: TrainConfig):
-    from littlekit.optim import MuonAdamW
+    from littlekit.lm.optim import MuonAdamW
 
     return MuonAdamW(
         model,
@@ -330,7 +330,7 @@ def build_optimizer(model: torch.nn.Module, config: TrainConfig):
 
 
 def build_schedule(config: TrainConfig):
-    from littlekit.optim import wsd_schedule
+    from littlekit.lm.optim import wsd_schedule
 
     return wsd_schedule(config.max_steps, config.warmup_steps, config.cooldown_steps, config.min_lr_ratio)
 
@@ -458,7 +458,7 @@ def _validate(
     rank with one batch fewer runs a dummy forward so every rank joins every all-gather.
     """
     from littlekit.evals.bpb import bpb_from_token_losses
-    from littlekit.shards import IGNORE_INDEX, eval_batches
+    from littlekit.lm.shards import IGNORE_INDEX, eval_batches
 
     batch_size = config.val_batch_size or config.micro_batch
     n = total_batches if config.val_batches is None else min(config.val_batches, total_batches)
@@ -822,7 +822,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 def run_train_command(args: argparse.Namespace) -> int:
     """Check the configuration (a mistake is a usage error, exit 2), train, print a summary on rank 0."""
-    from littlekit.cli import UsageError
+    from littlekit.argtypes import UsageError
 
     try:
         config = config_from_args(args)

@@ -26,9 +26,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from littlekit.artifacts import artifact_path, artifact_problems, stage_list, stage_options_from_artifacts
+from littlekit.filter.artifacts import (
+    artifact_path,
+    artifact_problems,
+    stage_list,
+    stage_options_from_artifacts,
+)
+from littlekit.fit.pools import overlaps
 from littlekit.io import JsonlWriter
-from littlekit.pools import overlaps
 
 PREVIOUS_OUTCOMES = "07_validation/outcomes_demo.parquet"
 ARTIFACTS = "artifacts"
@@ -102,9 +107,9 @@ def _previous_outcomes(documents: pd.DataFrame, path: Path) -> FilterOutcomes | 
 
 
 def _run_cascade(documents: pd.DataFrame, names: Sequence[str], options: dict) -> pd.DataFrame:
-    from littlekit.pipeline import Cascade
-    from littlekit.stages.registry import build_stages
-    from littlekit.validate import cascade_outcomes
+    from littlekit.analysis.validate import cascade_outcomes
+    from littlekit.filter.cascade import Cascade
+    from littlekit.filter.registry import build_stages
 
     frame, _ = cascade_outcomes(Cascade(build_stages(names, options)), documents.reset_index(drop=True))
     frame["id"] = frame["id"].astype(str)

@@ -1,11 +1,11 @@
 """The filter stages as datatrove pipeline blocks, run locally, on Slurm or on Ray.
 
 One stage implementation serves every runner: `LittleKitFilter` wraps the same `Stage` objects
-the in-process cascade (`littlekit.pipeline`) runs, and decides with the same code, so a document
+the in-process cascade (`littlekit.filter.cascade`) runs, and decides with the same code, so a document
 gets the same scores, verdict and reason code in a notebook, under `littlekit filter` and on a
 cluster.
 
-    from littlekit.datatrove_blocks import build_datatrove_pipeline, datatrove_report, run_datatrove
+    from littlekit.filter.datatrove_blocks import build_datatrove_pipeline, datatrove_report, run_datatrove
 
     if __name__ == "__main__":          # required: worker processes re-import this script
         pipeline = build_datatrove_pipeline("shards/", "kept/", "aoa,symbolic", rejected_dir="rejected/")
@@ -59,7 +59,10 @@ from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.pipeline.writers import JsonlWriter
 from datatrove.utils.stats import Stats
 
-from littlekit.artifacts import stage_list
+from littlekit.filter.artifacts import stage_list
+from littlekit.filter.base import Stage
+from littlekit.filter.cascade import MAX_DETAIL, STAGE_ERROR, CascadeReport, decide_all
+from littlekit.filter.registry import StageOptions, build_stages, check_gate_order, stage_names
 from littlekit.io import (
     BAD_ENCODING,
     BAD_JSON,
@@ -69,9 +72,6 @@ from littlekit.io import (
     RecordError,
     record_to_document,
 )
-from littlekit.pipeline import MAX_DETAIL, STAGE_ERROR, CascadeReport, decide_all
-from littlekit.stages.base import Stage
-from littlekit.stages.registry import StageOptions, build_stages, check_gate_order, stage_names
 
 SCORES_KEY = "littlekit_scores"  # metadata: {stage name: that stage's scores}
 STAGE_KEY = "filter_stage"  # metadata of a rejected document: the stage that dropped it

@@ -85,7 +85,7 @@ from dataclasses import dataclass
 from re import _constants, _parser  # Python's own regex parser, to size match windows
 from typing import Any
 
-from littlekit.stages.base import Decision, Stage
+from littlekit.filter.base import Decision, Stage
 
 FAMILIES = (
     "equations",

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from littlekit.artifacts import artifact_path, artifact_problems
-from littlekit.labels import (
+from littlekit.filter.artifacts import artifact_path, artifact_problems
+from littlekit.fit.labels import (
     DEFAULT_MAX_PER_BAND,
     build_default_labels,
     load_labels,
@@ -69,7 +69,8 @@ def run_fasttext(
 
     The trained model is saved where chapter 3 saves it, so the chapters after use the same one.
     """
-    from littlekit.stages.fasttext_stage import DEFAULT_HYPER, FastTextStage, train_fasttext
+    from littlekit.filter.fasttext import FastTextStage
+    from littlekit.fit.fasttext import DEFAULT_HYPER, train_fasttext
 
     path = artifact_path(Path(run) / ARTIFACTS, "fasttext_model")
     if path.is_file():

@@ -4,7 +4,7 @@
     littlekit launch --size 5B --tokens 80B --data /shards/k5 --val-data /shards/val \\
         --tokenizer /tok --run-dir /runs/5b --out 5b.sbatch
 
-The plan (`make_plan`) counts the model's parameters and training FLOPs (littlekit.model), checks
+The plan (`make_plan`) counts the model's parameters and training FLOPs (littlekit.lm.sizes), checks
 the configuration (batch divisible by GPUs x micro batch, sequence length within the model's
 positions, memory per GPU within the GPU's, at least one step) and estimates wall time and
 GPU-hours as FLOPs / (GPUs x peak x MFU). Every number it assumes is printed with it. The
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from littlekit import __version__
-from littlekit.model import (
+from littlekit.lm.sizes import (
     DEFAULT_VOCAB_SIZE,
     QWEN3_SIZES,
     RECIPES,
@@ -166,7 +166,7 @@ class LaunchConfig:
     micro_batch: int = 1
     vocab_size: int = DEFAULT_VOCAB_SIZE
     activation_checkpointing: bool = False
-    parallel: str = "ddp"  # the trainer's --parallel, and the memory recipe (littlekit.model.RECIPES)
+    parallel: str = "ddp"  # the trainer's --parallel, and the memory recipe (littlekit.lm.sizes.RECIPES)
     checkpoint_hours: float = 1.0  # save last/ and evaluate about this often
     data: list[str] = field(default_factory=list)
     mix: str | None = None
@@ -364,7 +364,7 @@ def check_script(plan: Plan) -> list[str]:
     if problems:
         return problems
     try:
-        from littlekit.train import add_train_parser
+        from littlekit.lm.train import add_train_parser
     except ImportError as exc:  # the arguments cannot be checked, but nothing is known wrong
         plan.warnings.append(f"arguments not checked against `littlekit train`: {exc}")
         return problems

@@ -5,7 +5,7 @@ the released order K5, K8, K12, OOS (class 0 = K5, the class the released `filte
 
     EncoderStage("runs/default/artifacts/models/modernbert_grade")  # chapter 4's default: a
                                                       #   pretrained all-MiniLM-L6-v2 (BERT) whose top
-                                                      #   littlekit.encoder_train trained
+                                                      #   littlekit.fit.encoder trained
     EncoderStage("path/to/models/modernbert_grade")   # the released filter's directory
     EncoderStage("answerdotai/ModernBERT-base")       # a Hub id (fine-tune it first: its head is new)
 
@@ -21,7 +21,7 @@ Agreement gate. The paper runs ModernBERT only on the documents whose fastText b
 their AoA band (about 266M of 6.95B). `aoa_band` turns a document's p95 AoA into a band (edges
 from school ages, see AOA_BAND_EDGES) and `agreement_gate` compares the two bands. Two ways use
 them: in the cascade, the registry attaches a prior gate that reads the scores stages 1 and 2
-already gave the document (`littlekit.stages.registry`, `encoder_gate="agree"`); standalone,
+already gave the document (`littlekit.filter.registry`, `encoder_gate="agree"`); standalone,
 `EncoderStage(..., gate=AgreementGate.from_stages(aoa, fasttext))` scores the two cheap stages
 itself. Either way a document whose bands disagree is dropped with reason `encoder_gate` without
 running the model. In the published order (aoa -> fasttext -> encoder) every document reaching
@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from littlekit.filter.base import Decision, Stage
 from littlekit.grades import BANDS
-from littlekit.stages.base import Decision, Stage
 
 LABELS: tuple[str, ...] = BANDS  # class index -> band; index 0 = K5 as in the released filter
 LABEL_FILE = "labels.json"

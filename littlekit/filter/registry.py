@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from littlekit.stages.base import Stage
+from littlekit.filter.base import Stage
 
 P95_MAX_AOA = 12.0
 OOV_THRESHOLD = 0.05
@@ -123,7 +123,7 @@ class BandAgreementGate:
     """The paper's encoder gate, read from the scores the earlier stages gave a document.
 
     Open when the fastText band (stage 2's `band`) equals the band of the document's p95 AoA
-    (stage 1's `p95_aoa`, banded by littlekit.stages.encoder.aoa_band: K5 up to 12 years, K8 up
+    (stage 1's `p95_aoa`, banded by littlekit.filter.encoder.aoa_band: K5 up to 12 years, K8 up
     to 15, K12 up to 19, else OOS). A document whose gate is closed is dropped by the encoder
     stage with reason `encoder_gate`, unscored, so the expensive model runs only where the two
     cheap signals agree. In the published order (aoa, fasttext, encoder) with the default
@@ -142,7 +142,7 @@ class BandAgreementGate:
 
     def check(self, prior: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         """{"gate_open", "fasttext_band", "aoa_band"}; KeyError when a stage's scores are missing."""
-        from littlekit.stages.encoder import agreement_gate, aoa_band, band_from_scores
+        from littlekit.filter.encoder import agreement_gate, aoa_band, band_from_scores
 
         missing = [name for name in self.requires if name not in prior]
         if missing:
@@ -176,8 +176,8 @@ def check_gate_order(names: Sequence[str], options: StageOptions | Mapping[str, 
 
 @register_stage("aoa", "stage 1: 95th-percentile age of acquisition <= max_aoa, OOV share <= max_oov")
 def _aoa(options: StageOptions) -> Stage:
-    from littlekit.lexicon import AoALexicon
-    from littlekit.stages.aoa import AoAStage
+    from littlekit.filter.aoa import AoAStage
+    from littlekit.filter.lexicon import AoALexicon
 
     lexicon = AoALexicon.load(options.aoa_table, impute=options.aoa_impute)
     return AoAStage(lexicon, max_aoa=options.max_aoa, max_oov=options.max_oov)
@@ -185,7 +185,7 @@ def _aoa(options: StageOptions) -> Stage:
 
 @register_stage("fasttext", "stage 2: fastText grade classifier's top label is K5 (needs fasttext_model)")
 def _fasttext(options: StageOptions) -> Stage:
-    from littlekit.stages.fasttext_stage import FastTextStage
+    from littlekit.filter.fasttext import FastTextStage
 
     model = _required(options.fasttext_model, "fasttext", "fasttext_model")
     return FastTextStage(model, min_k5_prob=options.fasttext_min_k5_prob)
@@ -195,7 +195,7 @@ def _fasttext(options: StageOptions) -> Stage:
     "encoder", "stage 3: encoder (ModernBERT) grade classifier's argmax is K5 (needs encoder_model)"
 )
 def _encoder(options: StageOptions) -> Stage:
-    from littlekit.stages.encoder import EncoderStage
+    from littlekit.filter.encoder import EncoderStage
 
     model = _required(options.encoder_model, "encoder", "encoder_model")
     stage = EncoderStage(
@@ -205,13 +205,13 @@ def _encoder(options: StageOptions) -> Stage:
         min_k5_prob=options.encoder_min_k5_prob,
     )
     if options.encoder_gate == "agree":
-        stage.prior_gate = AGREEMENT_GATE  # applied by littlekit.pipeline.decide_all
+        stage.prior_gate = AGREEMENT_GATE  # applied by littlekit.filter.cascade.decide_all
     return stage
 
 
 @register_stage("symbolic", "stage 4: no exponents, roots, logs, trigonometry, algebra or chemistry")
 def _symbolic(options: StageOptions) -> Stage:
-    from littlekit.stages.symbolic import SymbolicStage
+    from littlekit.filter.symbolic import SymbolicStage
 
     return SymbolicStage()
 
@@ -225,6 +225,6 @@ def _required(value: str | None, stage: str, option: str) -> str:
 
 @register_stage("frequency", "stage 5: no word with beyond_score >= min_beyond_score (word table)")
 def _frequency(options: StageOptions) -> Stage:
-    from littlekit.stages.frequency import FrequencyStage
+    from littlekit.filter.frequency import FrequencyStage
 
     return FrequencyStage(options.word_table, min_beyond_score=options.min_beyond_score)

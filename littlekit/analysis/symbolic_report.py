@@ -3,7 +3,7 @@
 Chapter 5 (notebooks/05_symbolic_filter.ipynb) is built from these pieces:
 
 - `family_table()`: the families of the paper's Table 3 and of the released filter, with the
-  rules and examples of `littlekit.stages.symbolic.RULES`, and whether each example fires.
+  rules and examples of `littlekit.filter.symbolic.RULES`, and whether each example fires.
 - `hits_frame(texts)`: one row per text with the stage's verdict (first family, matched text,
   exactly what `SymbolicStage.score` reports) and the number of matches of every family;
   `spans_frame(texts)`: every match with its rule and character offsets.
@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from littlekit.filter.symbolic import FAMILIES, MAX_MATCH_CHARS, RULES, match_spans
 from littlekit.grades import normalise_grade
-from littlekit.stages.symbolic import FAMILIES, MAX_MATCH_CHARS, RULES, match_spans
 from littlekit.stats import share_table
 
 # The paper's Table 3 (App. A.3): representative matches and pattern coverage, per category.

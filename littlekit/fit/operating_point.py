@@ -20,7 +20,7 @@ By default the rates are measured on the labelled documents that pass stage 1 (t
 because in the cascade stage 2 only ever sees those; `tune_fasttext` says which population it used.
 
 The chosen point is stored beside the artifacts as `filter_config.json` (`OperatingPoint.save`),
-which `littlekit.artifacts.stage_options_from_artifacts` reads, so
+which `littlekit.filter.artifacts.stage_options_from_artifacts` reads, so
 `littlekit filter --stages all --artifacts DIR` applies it; without the file the released rules
 apply. `apply_operating_point` re-derives a cascade's verdicts under stricter thresholds from the
 probabilities a released-rule run stored, without scoring anything again.
@@ -28,118 +28,31 @@ probabilities a released-rule run stored, without scoring anything again.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from littlekit.filter.cascade import DROPPED
+from littlekit.filter.filter_config import (
+    CLASSIFIER_STAGES,
+    OperatingPoint,
+)
 from littlekit.grades import BANDS
-from littlekit.pipeline import DROPPED
 
-FILTER_CONFIG = "filter_config.json"
-THRESHOLD_OPTIONS = ("fasttext_min_k5_prob", "encoder_min_k5_prob")
-CLASSIFIER_STAGES = {"fasttext": "fasttext_min_k5_prob", "encoder": "encoder_min_k5_prob"}
 DEFAULT_TARGET = 0.01
 DEFAULT_FOLDS = 5
 # The label sources that are CommonCoreText-PD's own kinds of text (its train split and CLEAR's
 # training author groups): the benchmark's train side, where its validation side is checked.
 COMMONCORETEXT_SOURCES = ("source-label:clear", "source-label:gutenberg", "source-label:openstax")
 STEP = 0.001  # thresholds are rounded up to this grid, so the file holds readable numbers
-
-
-@dataclass(frozen=True)
-class OperatingPoint:
-    """Minimum P(K5) per classifier stage (None = the released rule) and how it was chosen."""
-
-    fasttext_min_k5_prob: float | None = None
-    encoder_min_k5_prob: float | None = None
-    chosen_on: str = "released rules (top band K5)"
-    target: float | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    max_aoa: float | None = None  # stage 1's 95th-percentile AoA maximum; None: the stage's own (12)
-
-    def __post_init__(self) -> None:
-        for name in THRESHOLD_OPTIONS:
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, int | float) and 0.0 <= value <= 1.0):
-                raise ValueError(f"{name} must be a probability between 0 and 1 or null, got {value!r}")
-        aoa = self.max_aoa
-        if aoa is not None and not (isinstance(aoa, int | float) and math.isfinite(aoa) and aoa > 0):
-            raise ValueError(f"max_aoa must be a positive number of years or null, got {aoa!r}")
-
-    def options(self) -> dict[str, float | None]:
-        """The classifier stages' StageOptions fields this point sets (None: the released rule)."""
-        return {name: getattr(self, name) for name in THRESHOLD_OPTIONS}
-
-    def stage_options(self, stages: Collection[str]) -> dict[str, float | None]:
-        """The StageOptions fields for the named stages: the classifiers' minimums, and stage 1's
-        max_aoa when this point sets one."""
-        thresholds = self.options()
-        fields = {
-            option: thresholds[option] for stage, option in CLASSIFIER_STAGES.items() if stage in stages
-        }
-        if self.max_aoa is not None and "aoa" in stages:
-            fields["max_aoa"] = float(self.max_aoa)
-        return fields
-
-    def describe(self) -> str:
-        """One line: the thresholds and where they come from."""
-        parts = [] if self.max_aoa is None else [f"aoa: 95th-percentile AoA <= {self.max_aoa:g}"]
-        parts += [
-            f"{stage}: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
-            for stage, value in zip(CLASSIFIER_STAGES, self.options().values(), strict=True)
-        ]
-        confidence = self.details.get("confidence")
-        bound = "keep rate" if confidence is None else f"keep rate's {confidence:.0%} Wilson upper end"
-        target = "" if self.target is None else f", target Beyond-K-5 {bound} <= {self.target:g}"
-        return "; ".join(parts) + f" (chosen on {self.chosen_on}{target})"
-
-    def save(self, root: str | os.PathLike) -> Path:
-        """Write DIR/filter_config.json (or to `root` itself when it ends in .json)."""
-        path = config_path(root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(self), indent=1, default=_json_number) + "\n", encoding="utf-8")
-        return path
-
-    @classmethod
-    def load(cls, root: str | os.PathLike) -> OperatingPoint:
-        """Read DIR/filter_config.json; ValueError naming the file when it is malformed."""
-        path = config_path(root)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            unknown = set(data) - {f.name for f in cls.__dataclass_fields__.values()}
-            if unknown:
-                raise ValueError(f"unknown key(s) {sorted(unknown)}")
-            return cls(**data)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"{path} is not a valid filter config: {error}") from error
-
-
-def config_path(root: str | os.PathLike) -> Path:
-    """DIR/filter_config.json for an artifacts directory (a .json path is taken as is)."""
-    root = Path(root)
-    return root if root.suffix == ".json" else root / FILTER_CONFIG
-
-
-def read_operating_point(root: str | os.PathLike) -> OperatingPoint | None:
-    """The operating point stored under an artifacts directory, or None when it holds no config."""
-    return OperatingPoint.load(root) if config_path(root).is_file() else None
-
-
-def _json_number(value: Any) -> Any:
-    if isinstance(value, np.integer | np.floating):
-        return value.item()
-    raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
 # --- source groups and folds --------------------------------------------------------------------
@@ -153,7 +66,7 @@ def label_groups(labels: pd.DataFrame, root: str | os.PathLike | None = None) ->
     (same rule); MathCAMPS problems their CCSS standard; anything else (TinyStories stories, LLM-judge
     labels) is its own group.
     """
-    from littlekit import corpora
+    from littlekit.databuild import corpora
     from littlekit.databuild.passages import author_key
 
     passages = corpora.load_commoncoretext(root)
@@ -220,7 +133,7 @@ def out_of_fold_fasttext(
     Returns `labels`' id, source and band with `group`, `fold`, `pred` (top band) and `p_k5`.
     `hyper` goes to `train_fasttext` (its defaults otherwise).
     """
-    from littlekit.stages.fasttext_stage import train_fasttext
+    from littlekit.fit.fasttext import train_fasttext
 
     folds = grouped_folds(groups, labels["band"], n_folds, seed)
     out = labels[["id", "source", "band"]].reset_index(drop=True).assign(group=list(groups), fold=folds)
@@ -468,14 +381,14 @@ def out_of_fold_encoder(
     EncoderTrainConfig). Returns a frame aligned with `labels` with `enc_pred` (top band; None
     where not scored) and `enc_p_k5` (NaN there).
     """
-    from littlekit.encoder_train import (
+    from littlekit.filter.encoder import LABELS, EncoderStage
+    from littlekit.fit.encoder import (
         EncoderTrainConfig,
         build_tiny_modernbert,
         fine_tune,
         top_probs,
         train_top,
     )
-    from littlekit.stages.encoder import LABELS, EncoderStage
 
     config = config or EncoderTrainConfig(seed=seed)
     labels = labels.reset_index(drop=True)
@@ -712,7 +625,7 @@ AOA_GRID: tuple[float, ...] = tuple(11.75 - 0.25 * i for i in range(14))
 
 def _stage(spec: Any):
     if isinstance(spec, str):
-        from littlekit.stages.registry import build_stages
+        from littlekit.filter.registry import build_stages
 
         return build_stages(spec)[0]
     return spec
@@ -726,7 +639,7 @@ def apply_operating_point(
 ) -> pd.DataFrame:
     """A released-rule cascade's outcomes re-decided under stricter P(K5) minimums, without re-scoring.
 
-    `outcomes` is `littlekit.validate.cascade_outcomes`'s frame with `<stage>_p_k5` columns (the
+    `outcomes` is `littlekit.analysis.validate.cascade_outcomes`'s frame with `<stage>_p_k5` columns (the
     P(K5) each classifier stage gave a passage; NaN where it did not score it) and must come from a
     run with the released rules at those stages. A threshold only removes documents a stage kept,
     and every later stage scores a document the same whatever came before, so the verdicts equal

@@ -10,7 +10,7 @@
 Stage 4 (symbolic) is rules in code and needs no file. The paths are those of the authors'
 released filter, so its artifacts (from the Hub) and ours are interchangeable. One optional file is
 ours alone: `filter_config.json`, the operating point of the classifier stages (minimum P(K5) for
-fastText and the encoder, `littlekit.operating_point`); without it the released rules apply.
+fastText and the encoder, `littlekit.fit.operating_point`); without it the released rules apply.
 
     littlekit filter --in docs.jsonl --out kept/ --stages all --artifacts DIR
 
@@ -31,8 +31,8 @@ from typing import Any
 
 import pandas as pd
 
-from littlekit.operating_point import CLASSIFIER_STAGES, FILTER_CONFIG, read_operating_point
-from littlekit.stages.registry import known_stages, stage_names
+from littlekit.filter.filter_config import CLASSIFIER_STAGES, FILTER_CONFIG, read_operating_point
+from littlekit.filter.registry import known_stages, stage_names
 
 FASTTEXT_MAGIC = 793712314  # first int32 of every fastText .bin/.ftz (FASTTEXT_FILEFORMAT_MAGIC_INT32)
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
@@ -55,14 +55,14 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "data/aoa.parquet",
         "aoa",
         "AoA table, columns word, aoa (years)",
-        "littlekit.artifacts.export_aoa_table(table, DIR), e.g. from data/aoa/aoa_lemma.csv",
+        "littlekit.filter.artifacts.export_aoa_table(table, DIR), e.g. from data/aoa/aoa_lemma.csv",
     ),
     Artifact(
         "fasttext_model",
         "models/fasttext_grade.bin",
         "fasttext",
         "supervised fastText grade classifier, labels __label__K5/K8/K12/OOS",
-        "littlekit.stages.fasttext_stage.train_fasttext(labels, DIR/models/fasttext_grade.bin)",
+        "littlekit.fit.fasttext.train_fasttext(labels, DIR/models/fasttext_grade.bin)",
     ),
     Artifact(
         "encoder_model",
@@ -70,14 +70,14 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "encoder",
         "transformers sequence-classification directory (ModernBERT in the paper; all-MiniLM-L6-v2 "
         "in the embedded default), classes K5, K8, K12, OOS",
-        "littlekit.encoder_train.fine_tune(..., out_dir=DIR/models/modernbert_grade, ...)",
+        "littlekit.fit.encoder.fine_tune(..., out_dir=DIR/models/modernbert_grade, ...)",
     ),
     Artifact(
         "word_table",
         "data/word_log_odds.parquet",
         "frequency",
         "word table, columns word, beyond_score = log2(rate_beyond / rate_k5)",
-        "littlekit.artifacts.export_word_table(littlekit.blocklist.score_words(...), DIR)",
+        "littlekit.filter.artifacts.export_word_table(littlekit.filter.word_table.score_words(...), DIR)",
     ),
 )
 _BY_OPTION = {artifact.option: artifact for artifact in ARTIFACTS}
@@ -208,7 +208,7 @@ def export_aoa_table(
     a DataFrame with those columns, a {word: aoa} mapping, or an AoALexicon (its rated table;
     imputation is a stage option, not part of the table). Rows are sorted by word.
     """
-    from littlekit.lexicon import AoALexicon, read_aoa_table
+    from littlekit.filter.lexicon import AoALexicon, read_aoa_table
 
     if isinstance(source, AoALexicon):
         table = source.table
@@ -231,7 +231,7 @@ def export_aoa_table(
 
 def export_word_table(table: pd.DataFrame, root: str | os.PathLike) -> Path:
     """Write a stage-5 word table (word, beyond_score, ...) as ROOT/data/word_log_odds.parquet."""
-    from littlekit.blocklist import save_word_scores
+    from littlekit.filter.word_table import save_word_scores
 
     return save_word_scores(table, _target(root, "word_table"))
 

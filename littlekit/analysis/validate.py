@@ -23,8 +23,8 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade, CascadeReport
 from littlekit.io import Document
-from littlekit.pipeline import DROPPED, ERRORED, KEPT, Cascade, CascadeReport
 from littlekit.readability import LONG_WORD_CHARS, long_word_share, mean_sentence_length
 from littlekit.stats import wilson_interval
 from littlekit.text import word_tokens
@@ -74,7 +74,7 @@ def cascade_outcomes(
     each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) it gave
     (NaN where it did not score the passage), and `aoa_p95` (stage 1's 95th-percentile AoA), so a
     threshold can be swept without re-scoring
-    (`littlekit.operating_point.apply_operating_point`). The report is checked: its counts must
+    (`littlekit.fit.operating_point.apply_operating_point`). The report is checked: its counts must
     add up.
     """
     if passages[id_column].duplicated().any():
@@ -287,7 +287,7 @@ def _contains(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
 
 def _zipfs(gram: tuple[str, ...]) -> list[float]:
     """wordfreq Zipf frequencies of a term's content words (its words other than "of")."""
-    from littlekit.lexicon import zipf
+    from littlekit.filter.lexicon import zipf
 
     return [zipf(word) for word in gram if word not in STOP_WORDS]
 
@@ -302,7 +302,7 @@ def standards_terms(
 ) -> pd.DataFrame:
     """Grade-6+ multi-word terms from CCSS/NGSS statements, by fixed rules (the audit's term list).
 
-    `standards`: columns framework, code, grade, text (littlekit.corpora.load_standards). Upper
+    `standards`: columns framework, code, grade, text (littlekit.databuild.corpora.load_standards). Upper
     statements are grades 6-12, lower ones K-5; cross-grade anchors ("K-12") count as neither.
     CCSS-ELA statements of the writing and speaking strands (`skip_strands`) are not mined for
     terms (they name skills, "avoiding plagiarism", not concepts) but still count as lower text.

@@ -40,11 +40,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from littlekit import corpora
+from littlekit.databuild import corpora
 from littlekit.grades import BANDS, grade_to_band
 from littlekit.judge.labels import make_label, read_labels, text_sha256, write_labels
 
-log = logging.getLogger("littlekit.labels")
+log = logging.getLogger("littlekit.fit.labels")
 
 SOURCE_PREFIX = "source-label:"
 LABEL_COLUMNS = ("id", "text_sha256", "band", "votes", "judge", "source", "text")

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from littlekit.shards import write_shards
+from littlekit.lm.shards import write_shards
 
 CHAPTER8 = "08_tokenizer"
 K5_CORPUS, UNFILTERED_CORPUS, TOKENIZER = "k5_corpus.jsonl", "unfiltered_corpus.jsonl", "k5_bpe"
@@ -207,9 +207,9 @@ def chapter8_inputs(
     the corpora without the documents sharing text with CommonCoreText-PD validation passages
     (`training_corpora`), and the K-5 byte-level BPE (`tokenizer.train_tokenizer`); the note says so.
     """
-    from littlekit import corpora
-    from littlekit.corpus_select import filter_outcomes, read_corpus, training_corpora, write_corpus
-    from littlekit.tokenizer import train_tokenizer
+    from littlekit.databuild import corpora
+    from littlekit.lm.corpus_select import filter_outcomes, read_corpus, training_corpora, write_corpus
+    from littlekit.lm.tokenizer import train_tokenizer
 
     folder = Path(run) / CHAPTER8
     paths = folder / K5_CORPUS, folder / UNFILTERED_CORPUS, folder / TOKENIZER

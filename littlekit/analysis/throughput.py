@@ -34,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from littlekit import config
+from littlekit.filter.base import Decision, Stage
 from littlekit.judge.cost import (
     FINEWEB_EDU_DOCS,
     PAPER_ENSEMBLE_PER_SAMPLE,
@@ -41,7 +42,6 @@ from littlekit.judge.cost import (
     cascade_cost,
     judge_everything_cost,
 )
-from littlekit.stages.base import Decision, Stage
 from littlekit.text import word_tokens
 
 CASCADE_ROW = "cpu cascade"
@@ -167,7 +167,7 @@ def measure_stage_rates(
     Each stage scores and decides every text (none is removed by an earlier stage), as the best
     of `repeats` passes after a warm-up pass (which fills per-word memos, as the first documents
     of a real shard do). The last row, "cpu cascade", runs the CPU stages in order through
-    `littlekit.pipeline.Cascade` (a document leaves at the first stage that drops it) and is
+    `littlekit.filter.cascade.Cascade` (a document leaves at the first stage that drops it) and is
     rated per input document. Columns: RATE_COLUMNS; `docs/s` is per core-second for unit
     "core" and per GPU-second for unit "gpu" (see the module docstring). `attrs["reached"]`
     holds the share of the texts that reached each stage of that cascade.
@@ -205,8 +205,8 @@ def measure_stage_rates(
 
 
 def _measure_cascade(texts, stages, tokens, repeats, warmup, batch_size) -> tuple[dict, dict[str, float]]:
+    from littlekit.filter.cascade import Cascade
     from littlekit.io import Document
-    from littlekit.pipeline import Cascade
 
     records = [Document(id=str(i), text=text, line=i + 1) for i, text in enumerate(texts)]
     runner = Cascade(stages, batch_size=batch_size)
@@ -330,7 +330,7 @@ def _assumptions(n_docs, core_price, gpu_price, gpu_speedup, judge_per_sample, r
         "price_per_gpu_hour": f"${gpu_price:g} per GPU-hour; default: {_cited(H100_HOUR)}; "
                               f"a B200 instead: ${B200_HOUR.usd:g}, {_cited(B200_HOUR)}",
         "gpu_speedup": f"{gpu_speedup:g} CPU cores per GPU for an encoder measured on a CPU (assumption; "
-                       "see littlekit.throughput.DEFAULT_GPU_SPEEDUP)",
+                       "see littlekit.analysis.throughput.DEFAULT_GPU_SPEEDUP)",
         "judge": f"${judge_per_sample:g} per document: the paper's three-prompt ensemble",
         "encoder_scale": (
             f"FineWeb-Edu's BERT-base-class classifier: 15T tokens on 6,000 H100-hours = "
@@ -441,7 +441,7 @@ def datatrove_speedup(
     """Run the same cascade through datatrove's local executor once per worker count; time each.
 
     The input (`copies` copies of the jsonl `inp`) is sharded once into `tasks` files
-    (littlekit.datatrove_blocks.shard_jsonl) and every run reads those shards into its own
+    (littlekit.filter.datatrove_blocks.shard_jsonl) and every run reads those shards into its own
     output and logging folders under `workdir` (a new temporary folder by default). Each
     worker builds its stages itself, so start-up is paid per worker: enlarge the input until it
     is small beside the work. `stage_seconds` (the stages' wall time inside the tasks, summed)
@@ -450,7 +450,7 @@ def datatrove_speedup(
     worker the caller must be a script guarded by `if __name__ == "__main__":` (the
     executor's workers re-import it).
     """
-    from littlekit.datatrove_blocks import filter_with_datatrove, shard_jsonl
+    from littlekit.filter.datatrove_blocks import filter_with_datatrove, shard_jsonl
 
     if tasks < max(workers):
         raise ValueError(f"tasks ({tasks}) must be at least the largest worker count ({max(workers)})")
@@ -484,7 +484,7 @@ class BenchArtifacts:
     `get(option)` for "fasttext_model", "word_table" or "encoder_model" returns (path, how). A
     file present and well formed under `root` (default runs/default/artifacts/) is used as is;
     otherwise one is built under `workdir` with the same littlekit calls the chapters use, on
-    labels from `littlekit.labels.build_default_labels(max_per_band=...)`.
+    labels from `littlekit.fit.labels.build_default_labels(max_per_band=...)`.
     """
 
     def __init__(self, workdir: str | os.PathLike, root: str | os.PathLike = DEFAULT_ARTIFACTS,
@@ -497,13 +497,13 @@ class BenchArtifacts:
 
     def labels(self) -> pd.DataFrame:
         if self._labels is None:
-            from littlekit.labels import build_default_labels
+            from littlekit.fit.labels import build_default_labels
 
             self._labels = build_default_labels(max_per_band=self.max_per_band)
         return self._labels
 
     def get(self, option: str) -> tuple[Path, str]:
-        from littlekit.artifacts import ARTIFACTS, artifact_path, artifact_problems
+        from littlekit.filter.artifacts import ARTIFACTS, artifact_path, artifact_problems
 
         stage = {a.option: a.stage for a in ARTIFACTS}.get(option)
         builders = {"fasttext_model": self._fasttext, "word_table": self._word_table,
@@ -518,15 +518,15 @@ class BenchArtifacts:
         return out, f"built now in a temporary folder ({how}); run `make book` to use the book's"
 
     def _fasttext(self, out: Path) -> str:
-        from littlekit.stages.fasttext_stage import train_fasttext
+        from littlekit.fit.fasttext import train_fasttext
 
         labels = self.labels()
         train_fasttext(labels, out)
         return f"fastText trained on {len(labels):,} default labels"
 
     def _word_table(self, out: Path) -> str:
-        from littlekit import blocklist
-        from littlekit.artifacts import export_word_table
+        from littlekit.filter import word_table as blocklist
+        from littlekit.filter.artifacts import export_word_table
 
         labels = self.labels()
         is_k5 = labels["band"] == "K5"
@@ -536,10 +536,10 @@ class BenchArtifacts:
         return f"word table from {n_k5:,} K5 and {len(labels) - n_k5:,} Beyond-K-5 default labels"
 
     def _encoder(self, out: Path) -> str:
-        from littlekit.encoder_train import EncoderTrainConfig, train_tiny_encoder
+        from littlekit.fit.encoder import EncoderTrainConfig, train_tiny_encoder
 
         labels = self.labels()
         train_tiny_encoder(labels, None, out, EncoderTrainConfig(epochs=1, max_steps=self.encoder_steps))
-        return (f"the embedded default's tiny ModernBERT (littlekit.encoder_train.train_tiny_encoder), "
+        return (f"the embedded default's tiny ModernBERT (littlekit.fit.encoder.train_tiny_encoder), "
                 f"{self.encoder_steps} fine-tuning steps on {len(labels):,} default labels: the book's size "
                 "and speed, rougher verdicts")

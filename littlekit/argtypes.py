@@ -1,0 +1,48 @@
+"""What every `littlekit` subcommand shares: the usage error and the argument types."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+class UsageError(Exception):
+    """Something the user typed is wrong; reported in one line with exit code 2."""
+
+    def __init__(self, message: str, prog: str = "littlekit filter"):
+        super().__init__(message)
+        self.prog = prog
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument raises UsageError instead of printing usage and exiting."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    value = finite(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {text}")
+    return value

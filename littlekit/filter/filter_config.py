@@ -1,0 +1,111 @@
+"""`filter_config.json`: the operating point the classifier stages apply, stored beside the artifacts.
+
+An `OperatingPoint` holds a minimum P(K5) per classifier stage (None: the released rule, top band
+K5) and, optionally, stage 1's maximum 95th-percentile AoA, with a note of how it was chosen.
+`littlekit.filter.artifacts.stage_options_from_artifacts` reads it, so
+`littlekit filter --stages all --artifacts DIR` applies it; `littlekit.fit.operating_point` chooses
+it out of fold on training labels.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Collection
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FILTER_CONFIG = "filter_config.json"
+THRESHOLD_OPTIONS = ("fasttext_min_k5_prob", "encoder_min_k5_prob")
+CLASSIFIER_STAGES = {"fasttext": "fasttext_min_k5_prob", "encoder": "encoder_min_k5_prob"}
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Minimum P(K5) per classifier stage (None = the released rule) and how it was chosen."""
+
+    fasttext_min_k5_prob: float | None = None
+    encoder_min_k5_prob: float | None = None
+    chosen_on: str = "released rules (top band K5)"
+    target: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    max_aoa: float | None = None  # stage 1's 95th-percentile AoA maximum; None: the stage's own (12)
+
+    def __post_init__(self) -> None:
+        for name in THRESHOLD_OPTIONS:
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int | float) and 0.0 <= value <= 1.0):
+                raise ValueError(f"{name} must be a probability between 0 and 1 or null, got {value!r}")
+        aoa = self.max_aoa
+        if aoa is not None and not (isinstance(aoa, int | float) and math.isfinite(aoa) and aoa > 0):
+            raise ValueError(f"max_aoa must be a positive number of years or null, got {aoa!r}")
+
+    def options(self) -> dict[str, float | None]:
+        """The classifier stages' StageOptions fields this point sets (None: the released rule)."""
+        return {name: getattr(self, name) for name in THRESHOLD_OPTIONS}
+
+    def stage_options(self, stages: Collection[str]) -> dict[str, float | None]:
+        """The StageOptions fields for the named stages: the classifiers' minimums, and stage 1's
+        max_aoa when this point sets one."""
+        thresholds = self.options()
+        fields = {
+            option: thresholds[option] for stage, option in CLASSIFIER_STAGES.items() if stage in stages
+        }
+        if self.max_aoa is not None and "aoa" in stages:
+            fields["max_aoa"] = float(self.max_aoa)
+        return fields
+
+    def describe(self) -> str:
+        """One line: the thresholds and where they come from."""
+        parts = [] if self.max_aoa is None else [f"aoa: 95th-percentile AoA <= {self.max_aoa:g}"]
+        parts += [
+            f"{stage}: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
+            for stage, value in zip(CLASSIFIER_STAGES, self.options().values(), strict=True)
+        ]
+        confidence = self.details.get("confidence")
+        bound = "keep rate" if confidence is None else f"keep rate's {confidence:.0%} Wilson upper end"
+        target = "" if self.target is None else f", target Beyond-K-5 {bound} <= {self.target:g}"
+        return "; ".join(parts) + f" (chosen on {self.chosen_on}{target})"
+
+    def save(self, root: str | os.PathLike) -> Path:
+        """Write DIR/filter_config.json (or to `root` itself when it ends in .json)."""
+        path = config_path(root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(self), indent=1, default=_json_number) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, root: str | os.PathLike) -> OperatingPoint:
+        """Read DIR/filter_config.json; ValueError naming the file when it is malformed."""
+        path = config_path(root)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            unknown = set(data) - {f.name for f in cls.__dataclass_fields__.values()}
+            if unknown:
+                raise ValueError(f"unknown key(s) {sorted(unknown)}")
+            return cls(**data)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{path} is not a valid filter config: {error}") from error
+
+
+def config_path(root: str | os.PathLike) -> Path:
+    """DIR/filter_config.json for an artifacts directory (a .json path is taken as is)."""
+    root = Path(root)
+    return root if root.suffix == ".json" else root / FILTER_CONFIG
+
+
+def read_operating_point(root: str | os.PathLike) -> OperatingPoint | None:
+    """The operating point stored under an artifacts directory, or None when it holds no config."""
+    return OperatingPoint.load(root) if config_path(root).is_file() else None
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, np.integer | np.floating):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
