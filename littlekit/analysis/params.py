@@ -1,7 +1,8 @@
 """Checks for notebook parameters, so a bad `papermill -p` value fails at once with a clear message.
 
 Each check returns the value (normalised where noted) or raises `ParameterError` naming the
-parameter, what it must be and what it got. Notebooks call them right after the `parameters` cell.
+parameter, what it must be and what it got. Notebooks call `check(globals(), name=checker, ...)` once,
+right after the `parameters` cell, with these functions (or `optional`, `number`, `choice`, `path`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,43 @@ def check_url(name: str, value: Any, allow_none: bool = True) -> str | None:
         expected = "an http(s) URL or None" if allow_none else "an http(s) URL"
         raise _fail(name, expected, value)
     return value.rstrip("/")
+
+
+# --- checkers for `check`: each takes (name, value) and returns the value to use -------------------
+
+Checker = Callable[[str, Any], Any]
+
+
+def optional(checker: Checker) -> Checker:
+    """None, or a value `checker` accepts."""
+    return lambda name, value: None if value is None else checker(name, value)
+
+
+def number(low: float = -math.inf, high: float = math.inf) -> Checker:
+    """A finite number in [low, high]."""
+    return lambda name, value: check_number(name, value, low, high)
+
+
+def choice(*choices: Any) -> Checker:
+    """One of `choices`."""
+    return lambda name, value: check_choice(name, value, choices)
+
+
+boolean: Checker = choice(True, False)
+
+
+def path(allow_none: bool = True, must_exist: bool = True) -> Checker:
+    """A path (None allowed unless `allow_none` is False) that must exist unless `must_exist` is False."""
+    return lambda name, value: check_path(name, value, allow_none=allow_none, must_exist=must_exist)
+
+
+def check(namespace: MutableMapping[str, Any], **checkers: Checker) -> None:
+    """Check each named parameter in `namespace` (a notebook's `globals()`) and store what it returns.
+
+    One call after the parameters cell: `params.check(globals(), seed=params.check_int, ...)`.
+    Checks that tie two parameters together stay in the notebook, after this call.
+    """
+    for name, checker in checkers.items():
+        if name not in namespace:
+            raise ParameterError(f"parameter {name} is checked but the notebook does not define it")
+        namespace[name] = checker(name, namespace[name])
