@@ -12,6 +12,7 @@ import pytest
 
 from littlekit.analysis import validate as v
 from littlekit.databuild import corpora
+from littlekit.filter import filter_config as fc
 from littlekit.filter.cascade import Cascade
 from littlekit.filter.fasttext import FastTextStage
 from littlekit.filter.symbolic import SymbolicStage
@@ -43,18 +44,18 @@ def synthetic_labels(n_groups_per_band: int = 4, per_group: int = 12, seed: int 
 
 
 def test_operating_point_round_trips_through_filter_config(tmp_path):
-    point = op.OperatingPoint(0.93, None, chosen_on="train folds", target=0.01, details={"n": np.int64(3)})
+    point = fc.OperatingPoint(0.93, None, chosen_on="train folds", target=0.01, details={"n": np.int64(3)})
     path = point.save(tmp_path)
     assert path == tmp_path / "filter_config.json"
     data = json.loads(path.read_text())
     assert data["fasttext_min_k5_prob"] == 0.93 and data["encoder_min_k5_prob"] is None
     assert data["chosen_on"] == "train folds" and data["target"] == 0.01 and data["details"] == {"n": 3}
-    assert op.OperatingPoint.load(tmp_path) == op.OperatingPoint(0.93, None, "train folds", 0.01, {"n": 3})
-    assert op.read_operating_point(tmp_path / "elsewhere") is None
+    assert fc.OperatingPoint.load(tmp_path) == fc.OperatingPoint(0.93, None, "train folds", 0.01, {"n": 3})
+    assert fc.read_operating_point(tmp_path / "elsewhere") is None
     assert point.options() == {"fasttext_min_k5_prob": 0.93, "encoder_min_k5_prob": None}
     assert "fasttext: top band K5 and P(K5) >= 0.93" in point.describe()
     assert "encoder: top band K5 (released rule)" in point.describe()
-    with_margin = op.OperatingPoint(0.9, 0.5, target=0.02, details={"confidence": 0.95}).describe()
+    with_margin = fc.OperatingPoint(0.9, 0.5, target=0.02, details={"confidence": 0.95}).describe()
     assert "encoder: top band K5 and P(K5) >= 0.5" in with_margin
     assert "Beyond-K-5 keep rate's 95% Wilson upper end <= 0.02" in with_margin
 
@@ -72,7 +73,7 @@ def test_operating_point_round_trips_through_filter_config(tmp_path):
 def test_a_malformed_filter_config_is_refused_with_its_path(tmp_path, content, message):
     (tmp_path / "filter_config.json").write_text(content, encoding="utf-8")
     with pytest.raises(ValueError, match=message) as error:
-        op.OperatingPoint.load(tmp_path)
+        fc.OperatingPoint.load(tmp_path)
     assert "filter_config.json is not a valid filter config" in str(error.value)
 
 
@@ -229,14 +230,14 @@ def test_applying_a_point_to_stored_scores_equals_running_the_stricter_cascade(t
     threshold = float(np.median(kept_k5))
     assert (kept_k5 < threshold).any() and (outcomes["reason"] == "symbolic_exponents").any()
 
-    swept = op.apply_operating_point(outcomes, released.names, op.OperatingPoint(threshold))
+    swept = op.apply_operating_point(outcomes, released.names, fc.OperatingPoint(threshold))
     strict, _ = v.cascade_outcomes(
         Cascade([FastTextStage(model, min_k5_prob=threshold), SymbolicStage()]), passages
     )
     for column in ("status", "stage", "reason", "kept", "exit_index"):
         assert swept[column].tolist() == strict[column].tolist(), column
     assert (swept["reason"] == "fasttext_low_k5_prob").any()
-    assert op.apply_operating_point(outcomes, released.names, op.OperatingPoint()).equals(
+    assert op.apply_operating_point(outcomes, released.names, fc.OperatingPoint()).equals(
         outcomes.assign(kept=outcomes["exit_index"] >= 2)
     )
     with pytest.raises(KeyError, match="fasttext_p_k5"):
@@ -382,9 +383,9 @@ def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thr
         op.tune_joint(tuning.oof.drop(columns=["fold"]), labels)
 
 
-def reloads(point: op.OperatingPoint, root) -> bool:
+def reloads(point: fc.OperatingPoint, root) -> bool:
     point.save(root)
-    return op.OperatingPoint.load(root).options() == point.options()
+    return fc.OperatingPoint.load(root).options() == point.options()
 
 
 # --- every kind of text meets the target; stage 1's maximum as a fourth setting -----------------
@@ -436,15 +437,15 @@ def test_the_every_kind_rule_meets_the_target_in_each_kind_and_uses_stage_1_when
 
 
 def test_a_stage_1_maximum_travels_in_filter_config_and_reaches_the_stage_options(tmp_path):
-    point = op.OperatingPoint(0.7, 0.4, "train folds", 0.02, max_aoa=9.25)
+    point = fc.OperatingPoint(0.7, 0.4, "train folds", 0.02, max_aoa=9.25)
     point.save(tmp_path)
-    loaded = op.OperatingPoint.load(tmp_path)
+    loaded = fc.OperatingPoint.load(tmp_path)
     assert loaded.max_aoa == 9.25
     assert loaded.stage_options({"aoa", "fasttext"}) == {"fasttext_min_k5_prob": 0.7, "max_aoa": 9.25}
-    assert op.OperatingPoint(0.7).stage_options({"aoa", "encoder"}) == {"encoder_min_k5_prob": None}
+    assert fc.OperatingPoint(0.7).stage_options({"aoa", "encoder"}) == {"encoder_min_k5_prob": None}
     for bad in (-1, float("nan"), "high"):
         with pytest.raises(ValueError, match="max_aoa"):
-            op.OperatingPoint(max_aoa=bad)
+            fc.OperatingPoint(max_aoa=bad)
 
 
 def test_a_stricter_stage_1_maximum_applied_to_stored_outcomes_equals_the_stricter_cascade():
@@ -471,7 +472,7 @@ def test_a_stricter_stage_1_maximum_applied_to_stored_outcomes_equals_the_strict
     maximum = float(kept_p95.median())
     strict_stage = AoAStage(lax.lexicon, max_aoa=maximum, max_oov=lax.max_oov)
     strict, _ = v.cascade_outcomes(Cascade([strict_stage, SymbolicStage()]), passages)
-    swept = op.apply_operating_point(released, ["aoa", "symbolic"], op.OperatingPoint(max_aoa=maximum))
+    swept = op.apply_operating_point(released, ["aoa", "symbolic"], fc.OperatingPoint(max_aoa=maximum))
     for column in ("status", "stage", "reason", "kept", "exit_index"):
         same = swept[column].astype(object).where(swept[column].notna(), None)
         assert same.tolist() == strict[column].astype(object).where(strict[column].notna(), None).tolist()

