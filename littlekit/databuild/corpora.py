@@ -1,8 +1,9 @@
 """Loaders for the embedded data (`data/`) or any data root laid out the same way.
 
 Every loader takes an optional `root` (default: `config.data_root()`, i.e. `$LITTLEKIT_DATA` or the
-embedded `data/`), falls back to the embedded copy of a file the root lacks, and returns a pandas
-DataFrame with the documented columns. A missing file raises FileNotFoundError naming the file and
+embedded default: a checkout's `data/`, or in a real install only the filter's default tables),
+falls back to the embedded copy of a file the root lacks, and returns a pandas DataFrame with the
+documented columns. A missing file raises FileNotFoundError naming the file, `LITTLEKIT_DATA` and
 how to build it.
 """
 
@@ -51,14 +52,14 @@ CLEAR_COLUMNS = (
     "licence",
 )
 ONESTOP_COLUMNS = ("id", "level", "text")
-_BUILD_HINT = "build it with `littlekit data build --from ../shared/data --out data` or set LITTLEKIT_DATA"
+_BUILD_HINT = "a checkout builds data/ with `littlekit data build --from ../shared/data --out data`"
 
 
 def _path(relative: str, root: Root) -> Path:
     try:
         return config.data_path(relative, root)
-    except FileNotFoundError as error:
-        raise FileNotFoundError(f"data file {relative} not found ({error}); {_BUILD_HINT}") from None
+    except FileNotFoundError as error:  # the message names the file and LITTLEKIT_DATA
+        raise FileNotFoundError(f"{error}; {_BUILD_HINT}") from None
 
 
 def _read_jsonl(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
