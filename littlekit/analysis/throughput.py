@@ -1,7 +1,7 @@
 """How fast the filter stages run, measured here, and what filtering all of FineWeb-Edu would cost.
 
-- `measure_stage_rates(texts, stages)`: every stage on the same texts (batched through
-  `score_batch` where a stage has it), then the whole CPU cascade, one row each.
+- `measure_stage_rates(texts, stages)`: every stage on the same texts (through `score_batch`,
+  one batched call where the stage has its own), then the whole CPU cascade, one row each.
 - `fineweb_cost_table(rates)`: those rates turned into core-hours, GPU-hours and dollars for the
   6.95B documents of FineWeb-Edu, beside judging every document with the paper's LLM ensemble.
   The arithmetic is `littlekit.judge.cost` (StageRate, cascade_cost, judge_everything_cost);
@@ -103,23 +103,21 @@ ANCHOR_GPU_TOKENS_PER_S = 15e12 / (6000 * 3600)
 
 
 def decide_batched(stage: Stage, texts: Sequence[str], batch_size: int = 1_000) -> list[Decision]:
-    """Every text's decision, through `score_batch` in batches where the stage has it.
+    """Every text's decision, through `score_batch` in batches of `batch_size` (for a stage without
+    its own batched call, the base's loop over `score`).
 
-    A gate the registry attaches (`prior_gate`, which reads earlier stages' scores) is not
-    applied: this is the cost of scoring every text.
+    The stage's `prior_gate` (which reads earlier stages' scores) is not applied: this is the
+    cost of scoring every text.
     """
-    score_batch = getattr(stage, "score_batch", None)
-    if score_batch is None:
-        return [stage(text) for text in texts]
     decisions = []
     for start in range(0, len(texts), batch_size):
-        decisions.extend(stage.decide(s) for s in score_batch(list(texts[start : start + batch_size])))
+        decisions.extend(stage.decide(s) for s in stage.score_batch(list(texts[start : start + batch_size])))
     return decisions
 
 
 def stage_unit(stage: Stage) -> str:
     """"gpu" for a stage whose model sits on a CUDA device, else "core"."""
-    return "gpu" if str(getattr(stage, "device", "cpu")).startswith("cuda") else "core"
+    return "gpu" if str(stage.device).startswith("cuda") else "core"
 
 
 def timed(run: Callable[[], object]) -> tuple[float, float, object]:
@@ -185,9 +183,9 @@ def measure_stage_rates(
             lambda stage=stage: decide_batched(stage, texts, batch_size), unit, repeats, warmup
         )
         kept = sum(decision.keep for decision in decisions)
-        how = "score_batch" if hasattr(stage, "score_batch") else "one text at a time"
+        how = "score_batch" if stage.batched else "one text at a time"
         note = f"kept {kept}/{len(texts)}; {how}; best of {repeats}"
-        if getattr(stage, "prior_gate", None) is not None:
+        if stage.prior_gate is not None:
             note += "; gate not applied (every text scored)"
         rows.append(_rate_row(stage.name, len(texts), tokens, wall, cpu, unit, note))
     frame = pd.DataFrame(rows, columns=list(RATE_COLUMNS))
@@ -483,7 +481,7 @@ class BenchArtifacts:
 
     `get(option)` for "fasttext_model", "word_table" or "encoder_model" returns (path, how). A
     file present and well formed under `root` (default runs/default/artifacts/) is used as is;
-    otherwise one is built under `workdir` with the same littlekit calls the chapters use, on
+    otherwise one is built under `workdir` with the same littlekit calls the notebooks use, on
     labels from `littlekit.fit.labels.build_default_labels(max_per_band=...)`.
     """
 

@@ -27,8 +27,8 @@ from littlekit.filter.base import Decision, Stage
 from littlekit.filter.lexicon import OOV, AoALexicon
 from littlekit.text import WORD_RE
 
-P95_MAX_AOA = 12.0
-OOV_THRESHOLD = 0.05
+P95_MAX_AOA = 12.0  # the released filter's maximum 95th-percentile AoA (years); 12.0 is kept
+OOV_THRESHOLD = 0.05  # its maximum share of out-of-vocabulary tokens; exactly 5% is kept
 PERCENTILE = 95
 
 

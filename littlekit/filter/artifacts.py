@@ -30,9 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from littlekit.filter.filter_config import CLASSIFIER_STAGES, FILTER_CONFIG, read_operating_point
+from littlekit.filter.lexicon import AoALexicon, read_aoa_table
 from littlekit.filter.registry import known_stages, stage_names
+from littlekit.filter.word_table import save_word_scores
 
 FASTTEXT_MAGIC = 793712314  # first int32 of every fastText .bin/.ftz (FASTTEXT_FILEFORMAT_MAGIC_INT32)
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
@@ -186,8 +189,6 @@ def _check_fasttext(path: Path) -> str | None:
 
 
 def _check_columns(path: Path, required: tuple[str, ...]) -> str | None:
-    import pyarrow.parquet as pq
-
     try:
         columns = pq.read_schema(path).names
     except Exception as exc:  # pyarrow raises several types for a file that is not parquet
@@ -208,8 +209,6 @@ def export_aoa_table(
     a DataFrame with those columns, a {word: aoa} mapping, or an AoALexicon (its rated table;
     imputation is a stage option, not part of the table). Rows are sorted by word.
     """
-    from littlekit.filter.lexicon import AoALexicon, read_aoa_table
-
     if isinstance(source, AoALexicon):
         table = source.table
     elif isinstance(source, pd.DataFrame):
@@ -231,8 +230,6 @@ def export_aoa_table(
 
 def export_word_table(table: pd.DataFrame, root: str | os.PathLike) -> Path:
     """Write a stage-5 word table (word, beyond_score, ...) as ROOT/data/word_log_odds.parquet."""
-    from littlekit.filter.word_table import save_word_scores
-
     return save_word_scores(table, _target(root, "word_table"))
 
 

@@ -8,14 +8,15 @@ Every record read ends as exactly one `Outcome`:
              ("stage_error:<stage>", with the exception as detail)
 
 Records stream through in batches of `batch_size`, so memory stays bounded however long the
-input is. A stage that offers `score_batch(texts) -> list[dict]` is scored a batch at a time (the
-shape fastText and encoder stages want); if that raises, the batch is re-scored one document at a
-time so one bad document cannot take its neighbours with it.
+input is. A stage with its own `score_batch` (`Stage.batched`: the fastText and encoder stages)
+is scored a batch at a time; if that raises, the batch is re-scored one document at a time so one
+bad document cannot take its neighbours with it. Any other stage is scored one document at a time
+(the base's `score_batch` loop, with each document's error kept to that document).
 
-A stage may carry a `prior_gate` (PriorGate): a condition on the scores the earlier stages gave
-a document, checked before the stage scores it. The encoder's agreement gate (run the encoder
-only where the fastText band equals the AoA band, as in the paper) is one; `decide_all` applies
-it for the cascade and the datatrove blocks alike.
+A stage's `prior_gate` (`littlekit.filter.base.PriorGate`) is a condition on the scores the
+earlier stages gave a document, checked before the stage scores it. The encoder's agreement gate
+(run the encoder only where the fastText band equals the AoA band, as in the paper) is one;
+`decide_all` applies it for the cascade and the datatrove blocks alike.
 """
 
 from __future__ import annotations
@@ -24,28 +25,16 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from littlekit.filter.base import Decision, Stage
+import pandas as pd
+
+from littlekit.filter.base import Decision, PriorGate, Stage
 from littlekit.io import Document, Record, RecordError
 
 KEPT, DROPPED, ERRORED = "kept", "dropped", "errored"
 STAGE_ERROR = "stage_error"
 MAX_DETAIL = 500
-
-
-class PriorGate(Protocol):
-    """A condition on earlier stages' scores that a document must meet before a stage scores it.
-
-    A stage carries one as its `prior_gate` attribute (the registry attaches the encoder's
-    agreement gate this way). `check` returns scores that include "gate_open"; a document whose
-    gate is closed is dropped by that stage with `reason`, without being scored.
-    """
-
-    requires: tuple[str, ...]  # stages whose scores `check` reads; they must run earlier
-    reason: str
-
-    def check(self, prior: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]: ...
 
 
 @dataclass(slots=True)
@@ -205,16 +194,12 @@ class CascadeReport:
 
     def to_table(self):
         """One row per stage: in, out, dropped, errored, retention (out/in), cumulative (out/read)."""
-        import pandas as pd
-
         rows = self.to_dict()["stages"]
         columns = ["stage", "in", "out", "dropped", "errored", "retention", "cumulative_retention", "seconds"]
         return pd.DataFrame(rows, columns=columns)
 
     def reasons_table(self):
         """Long form: one row per (outcome, stage, reason) with its count."""
-        import pandas as pd
-
         rows = [
             {"outcome": DROPPED, "stage": name, "reason": reason, "count": n}
             for name, reasons in self.dropped_by_stage.items()
@@ -287,8 +272,10 @@ class Cascade:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         for position, stage in enumerate(stages):
-            gate = getattr(stage, "prior_gate", None)
-            missing = [name for name in getattr(gate, "requires", ()) if name not in names[:position]]
+            gate = stage.prior_gate
+            if gate is None:
+                continue
+            missing = [name for name in gate.requires if name not in names[:position]]
             if missing:
                 raise ValueError(
                     f"stage {stage.name!r} is gated on the scores of {', '.join(gate.requires)}, "
@@ -370,7 +357,7 @@ def decide_all(
     dropped with the gate's reason and scores, unscored. This is the one place a gate is applied,
     so the in-process cascade and the datatrove blocks gate alike.
     """
-    gate: PriorGate | None = getattr(stage, "prior_gate", None)
+    gate: PriorGate | None = stage.prior_gate
     if gate is None:
         return _decide_texts(stage, texts)
     prior = [{}] * len(texts) if prior is None else prior
@@ -397,10 +384,11 @@ def decide_all(
 
 
 def _decide_texts(stage: Stage, texts: list[str]) -> list[Decision | Exception]:
-    score_batch = getattr(stage, "score_batch", None)
-    if score_batch is not None and texts:
+    # The base's score_batch is a loop over score: run that loop here, one guard per text, so a
+    # failing text is neither retried with its neighbours nor costs them a second scoring.
+    if stage.batched and texts:
         try:
-            batch_scores = list(score_batch(texts))
+            batch_scores = list(stage.score_batch(texts))
         except Exception:
             batch_scores = None  # isolate the culprit below, one document at a time
         if batch_scores is not None and len(batch_scores) == len(texts):

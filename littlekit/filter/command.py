@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
 import json
 import os
@@ -13,6 +14,27 @@ from pathlib import Path
 from typing import Any
 
 from littlekit.argtypes import UsageError, finite, fraction, positive_int
+from littlekit.filter.artifacts import ARTIFACTS, artifact_problems, stage_list, stage_options_from_artifacts
+from littlekit.filter.cascade import KEPT, Cascade
+from littlekit.filter.encoder import MAX_LENGTH
+from littlekit.filter.lexicon import IMPUTE_MODES
+from littlekit.filter.registry import (
+    ENCODER_GATES,
+    StageOptions,
+    build_stages,
+    check_gate_order,
+    known_stages,
+)
+from littlekit.filter.symbolic import FAMILIES
+from littlekit.io import (
+    DEFAULT_MAX_BYTES,
+    JsonlWriter,
+    input_format,
+    open_writer,
+    parquet_schema,
+    read_documents,
+    read_hf,
+)
 
 DEFAULT_STAGES = "aoa,symbolic"
 DEFAULT_BATCH_ROWS = 10_000
@@ -30,6 +52,7 @@ PATH_FLAGS = {
 
 
 RELEASED_RULE = "released"  # --fasttext-min-k5-prob released: the top band alone decides
+DEFAULTS = StageOptions()  # every stage flag's default is the stage's own
 
 
 def _min_k5_prob(text: str) -> float | str:
@@ -39,15 +62,6 @@ def _min_k5_prob(text: str) -> float | str:
 
 def add_filter_parser(subparsers) -> argparse.ArgumentParser:
     """`littlekit filter`: the released filter's options plus stages, rejected file and report."""
-    from littlekit.filter.registry import (
-        ENCODER_GATES,
-        MIN_BEYOND_SCORE,
-        OOV_THRESHOLD,
-        P95_MAX_AOA,
-        known_stages,
-    )
-    from littlekit.io import DEFAULT_MAX_BYTES
-
     p = subparsers.add_parser(
         "filter",
         help="run the K-5 filter cascade over documents",
@@ -163,23 +177,24 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
     )
     stages.add_argument(
         "--aoa-impute",
-        choices=["published", "fitted", "none"],
-        default="published",
-        help="AoA for words missing from the table, from Zipf frequency (default: published)",
+        choices=IMPUTE_MODES,
+        default=DEFAULTS.aoa_impute,
+        help=f"AoA for words missing from the table, from Zipf frequency (default: {DEFAULTS.aoa_impute})",
     )
     stages.add_argument(
         "--max-aoa",
         type=finite,
         metavar="YEARS",
         default=None,
-        help=f"max 95th-percentile token AoA (default: filter_config.json's max_aoa, else {P95_MAX_AOA})",
+        help="max 95th-percentile token AoA "
+        f"(default: filter_config.json's max_aoa, else {DEFAULTS.max_aoa})",
     )
     stages.add_argument(
         "--max-oov",
         type=fraction,
         metavar="FRACTION",
-        default=OOV_THRESHOLD,
-        help=f"max out-of-vocabulary fraction (default: {OOV_THRESHOLD})",
+        default=DEFAULTS.max_oov,
+        help=f"max out-of-vocabulary fraction (default: {DEFAULTS.max_oov})",
     )
     stages.add_argument(
         "--fasttext-model", type=Path, metavar="PATH", help="fasttext stage: supervised fastText .bin"
@@ -199,17 +214,30 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
     stages.add_argument(
         "--encoder-batch-size",
         type=positive_int,
-        default=32,
+        default=DEFAULTS.encoder_batch_size,
         metavar="N",
-        help="encoder stage (default: 32)",
+        help=f"encoder stage: documents per forward pass (default: {DEFAULTS.encoder_batch_size})",
+    )
+    stages.add_argument(
+        "--encoder-max-length",
+        type=positive_int,
+        metavar="TOKENS",
+        help="encoder stage: tokens read per document (default: the length the model was trained at, "
+        f"from its tokenizer, at most {MAX_LENGTH:,})",
+    )
+    stages.add_argument(
+        "--encoder-attn-implementation",
+        metavar="NAME",
+        help="encoder stage: transformers attention, e.g. eager, sdpa, flash_attention_2 "
+        "(default: sdpa on CUDA, eager on the CPU)",
     )
     stages.add_argument(
         "--encoder-gate",
         choices=ENCODER_GATES,
-        default="agree",
+        default=DEFAULTS.encoder_gate,
         help="encoder stage: agree = score only documents whose fastText band equals their AoA band "
         "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
-        "(default: agree)",
+        f"(default: {DEFAULTS.encoder_gate})",
     )
     stages.add_argument(
         "--encoder-min-k5-prob",
@@ -222,6 +250,12 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         "--device", help="encoder stage device, e.g. cuda or cpu (default: cuda if available)"
     )
     stages.add_argument(
+        "--symbolic-families",
+        metavar="LIST",
+        help=f"symbolic stage: comma-separated notation families to check, of {','.join(FAMILIES)} "
+        "(default: all of them)",
+    )
+    stages.add_argument(
         "--word-table",
         type=Path,
         metavar="PATH",
@@ -231,8 +265,8 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         "--min-beyond-score",
         type=finite,
         metavar="SCORE",
-        default=MIN_BEYOND_SCORE,
-        help=f"frequency stage cut-off (default: {MIN_BEYOND_SCORE})",
+        default=DEFAULTS.min_beyond_score,
+        help=f"frequency stage cut-off (default: {DEFAULTS.min_beyond_score})",
     )
     _add_executor_options(p)
     return p
@@ -275,8 +309,6 @@ def _add_executor_options(p: argparse.ArgumentParser) -> None:
 
 def run_filter(args: argparse.Namespace) -> int:
     """Validate everything cheap first, then build the stages, then stream the input through."""
-    from littlekit.io import input_format
-
     if args.executor != INPROCESS:
         return _run_datatrove(args)
     _refuse_datatrove_options(args)
@@ -306,8 +338,6 @@ def run_filter(args: argparse.Namespace) -> int:
 
 def _stage_names(spec: str) -> list[str]:
     """Names from --stages: "all" is every registered stage in the published cascade order."""
-    from littlekit.filter.artifacts import stage_list
-
     try:
         return stage_list(spec)
     except ValueError as exc:
@@ -319,8 +349,6 @@ def _stage_options(args, names: list[str]):
 
     Every missing file (explicit or in the directory) is reported at once, in one message.
     """
-    from littlekit.filter.registry import StageOptions, check_gate_order
-
     explicit = {option: getattr(args, option) for option in PATH_FLAGS if getattr(args, option) is not None}
     problems = [
         f"{PATH_FLAGS[option]} file not found: {path}"
@@ -329,8 +357,6 @@ def _stage_options(args, names: list[str]):
     ]
     from_dir: dict[str, Any] = {}
     if args.artifacts is not None:
-        from littlekit.filter.artifacts import ARTIFACTS, artifact_problems, stage_options_from_artifacts
-
         given = {artifact.stage for artifact in ARTIFACTS if artifact.option in explicit}
         wanted = [name for name in names if name not in given]
         if not args.artifacts.is_dir():
@@ -352,7 +378,7 @@ def _stage_options(args, names: list[str]):
         value = getattr(args, option)
         if value is not None:
             from_dir[option] = None if value == RELEASED_RULE else value
-    if args.max_aoa is not None:  # the flag overrides filter_config.json (else StageOptions' 12)
+    if args.max_aoa is not None:  # the flag overrides filter_config.json (else StageOptions' default)
         from_dir["max_aoa"] = args.max_aoa
     try:
         options = StageOptions(
@@ -361,8 +387,11 @@ def _stage_options(args, names: list[str]):
             aoa_impute=args.aoa_impute,
             max_oov=args.max_oov,
             encoder_batch_size=args.encoder_batch_size,
+            encoder_max_length=args.encoder_max_length,
+            encoder_attn_implementation=args.encoder_attn_implementation,
             encoder_gate=args.encoder_gate,
             device=args.device,
+            symbolic_families=args.symbolic_families,
             min_beyond_score=args.min_beyond_score,
         )
         check_gate_order(names, options)
@@ -381,8 +410,6 @@ def _config_line(names: list[str], args, options) -> str:
 
 
 def _build(names: list[str], options):
-    from littlekit.filter.registry import build_stages
-
     try:
         return build_stages(names, options)
     except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
@@ -402,6 +429,7 @@ def _run_datatrove(args) -> int:
     _check_datatrove_args(args)
     names = _stage_names(args.stages)
     options = _stage_options(args, names)
+    # here, not at the top: only the datatrove runners import datatrove
     from littlekit.filter.datatrove_blocks import check_apart, filter_with_datatrove
 
     try:
@@ -457,10 +485,6 @@ def _run_datatrove(args) -> int:
 
 def _check_datatrove_args(args) -> None:
     """What the datatrove runners cannot do, and what they need, as one-line refusals."""
-    import importlib.util
-
-    from littlekit.io import input_format
-
     executor = f"--executor {args.executor}"
     if args.hf_dataset:
         raise UsageError(
@@ -494,8 +518,6 @@ def _check_datatrove_args(args) -> None:
 
 
 def _names_a_file(path: str | Path) -> bool:
-    from littlekit.io import input_format
-
     try:
         input_format(path)
     except ValueError:
@@ -530,8 +552,6 @@ def _output_paths(args) -> tuple[Path, Path | None, Path | None]:
 
 
 def _check_input(args) -> str:
-    from littlekit.io import input_format
-
     if args.hf_dataset:
         if args.format != "auto":
             raise UsageError("--format applies to --in, not --hf-dataset")
@@ -559,8 +579,6 @@ def _progress(quiet: bool):
 
 
 def _open_records(args, fmt: str):
-    from littlekit.io import read_documents, read_hf
-
     if fmt == "hf":
         records = read_hf(
             args.hf_dataset,
@@ -580,9 +598,6 @@ def _open_records(args, fmt: str):
 
 def _stream(args, fmt, records, stages, out, rejected, report_path, options, say) -> int:
     """Records through the cascade into the kept and rejected writers; then the report."""
-    from littlekit.filter.cascade import KEPT, Cascade
-    from littlekit.io import JsonlWriter, open_writer, parquet_schema
-
     start = time.perf_counter()
     schema = parquet_schema(args.inp) if fmt == "parquet" and out.name.endswith((".parquet", ".pq")) else None
     cascade = Cascade(stages, batch_size=args.batch_rows)

@@ -41,6 +41,7 @@ configuration in the logging directory and refuses a rerun that differs.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from collections import Counter
@@ -52,6 +53,8 @@ from typing import Any
 
 from datatrove.data import Document as DTDocument
 from datatrove.data import DocumentsPipeline
+from datatrove.executor import LocalPipelineExecutor, SlurmPipelineExecutor
+from datatrove.io import get_datafolder
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
@@ -70,6 +73,7 @@ from littlekit.io import (
     PREVIEW_CHARS,
     TOO_LARGE,
     RecordError,
+    input_format,
     record_to_document,
 )
 
@@ -123,8 +127,9 @@ class LittleKitFilter(_CountedPerTask):
 
     `stage` is a registered stage name ("aoa", "fasttext", ...) built lazily from `options` inside
     the worker, or an already built Stage (pickled with the pipeline: fine for light stages,
-    not for a loaded fastText or encoder model). Documents are scored `batch_size` at a time, with
-    the stage's `score_batch` when it has one. Every document carries the scores of the stages it
+    not for a loaded fastText or encoder model). Documents are decided `batch_size` at a time by
+    `littlekit.filter.cascade.decide_all`, as in the cascade (the stage's own `score_batch` when
+    it has one, its prior gate when it carries one). Every document carries the scores of the stages it
     went through in `metadata["littlekit_scores"]` (a gated stage, the encoder's agreement gate,
     reads the earlier ones there); a dropped one also `filter_stage` and `filter_reason`. A stage
     that raises on a document drops it with reason `stage_error:<stage>` (and counts it under
@@ -315,9 +320,7 @@ def make_reader(
 
 
 def _format_of(name: str) -> str:
-    from littlekit.io import input_format
-
-    return input_format(name)
+    return input_format(name)  # littlekit.io's: inside make_reader a parameter shadows the name
 
 
 # --- writers ------------------------------------------------------------------------------------
@@ -451,21 +454,15 @@ def make_executor(
     logging_dir = None if logging_dir is None else str(logging_dir)
     common = {"tasks": tasks, "workers": workers, "logging_dir": logging_dir}
     if executor == "local":
-        from datatrove.executor import LocalPipelineExecutor
-
         return LocalPipelineExecutor(pipeline, **common, **executor_options)
     if executor == "slurm":
-        from datatrove.executor import SlurmPipelineExecutor
-
         missing = [name for name in ("time", "partition") if name not in executor_options]
         if missing:
             raise ValueError(f"the slurm executor needs {' and '.join(missing)} (e.g. time='04:00:00')")
         return SlurmPipelineExecutor(pipeline, **common, **executor_options)
-    import importlib.util
-
     if importlib.util.find_spec("ray") is None:
         raise ImportError("the ray executor needs Ray: pip install ray (then ray.init() or start a cluster)")
-    from datatrove.executor.ray import RayPipelineExecutor
+    from datatrove.executor.ray import RayPipelineExecutor  # here: Ray is an optional dependency
 
     return RayPipelineExecutor(pipeline, **common, **executor_options)
 
@@ -515,8 +512,6 @@ def check_manifest(logging_dir, manifest: dict[str, Any]) -> None:
 
     `logging_dir`: a path or datatrove DataFolder (local or remote, as the executor's).
     """
-    from datatrove.io import get_datafolder
-
     folder = get_datafolder(str(logging_dir) if isinstance(logging_dir, os.PathLike) else logging_dir)
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
     if folder.isfile(MANIFEST):

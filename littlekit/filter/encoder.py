@@ -3,37 +3,43 @@
 The model is any `AutoModelForSequenceClassification` directory or Hub id with four classes in
 the released order K5, K8, K12, OOS (class 0 = K5, the class the released `filter_k5.py` keeps):
 
-    EncoderStage("runs/default/artifacts/models/modernbert_grade")  # chapter 4's default: a
-                                                      #   pretrained all-MiniLM-L6-v2 (BERT) whose top
-                                                      #   littlekit.fit.encoder trained
+    EncoderStage("runs/default/artifacts/models/modernbert_grade")  # the embedded default's
+                                                      #   artifacts: a pretrained all-MiniLM-L6-v2
+                                                      #   (BERT) whose top littlekit.fit.encoder trained
     EncoderStage("path/to/models/modernbert_grade")   # the released filter's directory
     EncoderStage("answerdotai/ModernBERT-base")       # a Hub id (fine-tune it first: its head is new)
 
 Documents are cut at `max_length` tokens (by default the length the model was fine-tuned at, as
-saved in its tokenizer's `model_max_length`, at most 2,048 as in the paper), scored in padded batches of
-texts of similar length, on CUDA when it is available (bf16 autocast there) and on the CPU
-otherwise. Scores: `band` (argmax), `prob` (its probability), `probs` (every band's probability,
-so notebooks can sweep a threshold on `probs["K5"]` without re-scoring) and `n_tokens` (tokens the
-model saw, after truncation). A text without any non-space character is not scored: it is
-dropped with reason `encoder_empty`, as stage 1 drops it with `aoa_empty`.
+saved in its tokenizer's `model_max_length`, at most MAX_LENGTH = 2,048 as in the paper), scored
+in padded batches of `batch_size` (BATCH_SIZE) texts of similar length, on CUDA when it is
+available (bf16 autocast there) and on the CPU otherwise. Scores: `band` (argmax), `prob` (its
+probability), `probs` (every band's probability, so notebooks can sweep a threshold on
+`probs["K5"]` without re-scoring) and `n_tokens` (tokens the model saw, after truncation). A text
+without any non-space character is not scored: it is dropped with reason `encoder_empty`, as
+stage 1 drops it with `aoa_empty`.
 
 Agreement gate. The paper runs ModernBERT only on the documents whose fastText band agrees with
 their AoA band (about 266M of 6.95B). `aoa_band` turns a document's p95 AoA into a band (edges
-from school ages, see AOA_BAND_EDGES) and `agreement_gate` compares the two bands. Two ways use
-them: in the cascade, the registry attaches a prior gate that reads the scores stages 1 and 2
-already gave the document (`littlekit.filter.registry`, `encoder_gate="agree"`); standalone,
-`EncoderStage(..., gate=AgreementGate.from_stages(aoa, fasttext))` scores the two cheap stages
-itself. Either way a document whose bands disagree is dropped with reason `encoder_gate` without
-running the model. In the published order (aoa -> fasttext -> encoder) every document reaching
-stage 3 already has AoA band K5 and fastText band K5, so there the gate never closes; it matters
-when the encoder sees documents that did not pass both earlier stages.
+from school ages, see AOA_BAND_EDGES), `band_from_scores` reads stage 2's band, and `gate_scores`
+compares the two: the one implementation of the gate, used two ways. In the cascade the stage
+carries `prior_gate=AGREEMENT_GATE` (a `BandAgreementGate`, what the registry passes for
+`encoder_gate="agree"`), which reads the scores stages 1 and 2 already gave the document;
+standalone, `EncoderStage(..., gate=AgreementGate.from_stages(aoa, fasttext))` scores the two
+cheap stages itself. Either way a document whose bands disagree is dropped with reason
+`encoder_gate` (GATE_REASON) without running the model. In the published order (aoa -> fasttext
+-> encoder) every document reaching stage 3 already has AoA band K5 and fastText band K5, so there
+the gate never closes; it matters when the encoder sees documents that did not pass both earlier
+stages.
+
+torch and transformers are imported inside the functions that load or run a model, so importing
+this module (the registry does, for every stage) costs neither.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,19 +47,23 @@ from typing import Any
 
 import numpy as np
 
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import Decision, PriorGate, Stage, check_probability
 from littlekit.grades import BANDS
 
 LABELS: tuple[str, ...] = BANDS  # class index -> band; index 0 = K5 as in the released filter
 LABEL_FILE = "labels.json"
-MAX_LENGTH = 2048  # the paper's truncation
+MAX_LENGTH = 2048  # the paper's truncation, and the cap on a model's own training length
+MIN_MAX_LENGTH = 3  # [CLS], one token, [SEP]
 BATCH_SIZE = 32
+MIN_K5_PROB: float | None = None  # None: the released rule, the argmax alone decides
 MODEL_INPUTS = ("input_ids", "attention_mask")
+GATE_REASON = "encoder_gate"  # a document the agreement gate closes on
 
 # AoA band edges: the age (years) at the end of the band's last school grade. A pupil is about
 # grade + 6 years old during a grade and a year older when it ends, so K-5 ends at 5 + 7 = 12
-# (exactly stage 1's p95 threshold), grades 6-8 at 8 + 7 = 15 and grades 9-12 at 12 + 7 = 19.
-# A p95 AoA above the last edge is out of scope (OOS).
+# (the same value as stage 1's default p95 maximum, littlekit.filter.aoa.P95_MAX_AOA), grades 6-8
+# at 8 + 7 = 15 and grades 9-12 at 12 + 7 = 19. A p95 AoA above the last edge is out of scope (OOS).
+# The edges do not follow a stage 1 maximum that is set otherwise: they are school ages.
 AOA_BAND_EDGES: tuple[tuple[str, float], ...] = (("K5", 12.0), ("K8", 15.0), ("K12", 19.0))
 
 
@@ -76,7 +86,7 @@ def agreement_gate(fasttext_band: str | None, aoa_band: str | None) -> bool:
     return fasttext_band is not None and fasttext_band == aoa_band
 
 
-def band_from_scores(scores: dict[str, Any]) -> str | None:
+def band_from_scores(scores: Mapping[str, Any]) -> str | None:
     """A classifier stage's band from its scores: `band`, else a fastText `label` like __label__K5."""
     band = scores.get("band")
     if band is None and scores.get("label"):
@@ -84,11 +94,59 @@ def band_from_scores(scores: dict[str, Any]) -> str | None:
     return band
 
 
+def gate_scores(fasttext_band: str | None, aoa_band: str | None) -> dict[str, Any]:
+    """The agreement gate's verdict on one document, as the scores it adds to the encoder's:
+    {"gate_open", "fasttext_band", "aoa_band"}. Every gate below decides through this."""
+    return {
+        "gate_open": agreement_gate(fasttext_band, aoa_band),
+        "fasttext_band": fasttext_band,
+        "aoa_band": aoa_band,
+    }
+
+
+@dataclass(frozen=True)
+class BandAgreementGate:
+    """The paper's encoder gate as a prior gate: read from the scores the earlier stages gave a document.
+
+    Open when the fastText band (stage 2's `band`) equals the band of the document's p95 AoA
+    (stage 1's `p95_aoa`, banded by `aoa_band`: K5 up to 12 years, K8 up to 15, K12 up to 19, else
+    OOS). A document whose gate is closed is dropped by the encoder stage with reason
+    `encoder_gate`, unscored, so the expensive model runs only where the two cheap signals agree.
+    In the published order (aoa, fasttext, encoder) with the default thresholds every document
+    reaching stage 3 already has both bands K5 and the gate is always open; it closes when stage 1
+    is looser than the K-5 band (max_aoa above 12), dropping the documents whose AoA band is above
+    K5 even though stage 1 let them through.
+    """
+
+    aoa_stage: str = "aoa"
+    fasttext_stage: str = "fasttext"
+    reason: str = GATE_REASON
+    edges: tuple[tuple[str, float], ...] = AOA_BAND_EDGES
+
+    @property
+    def requires(self) -> tuple[str, str]:
+        return (self.aoa_stage, self.fasttext_stage)
+
+    def check(self, prior: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """{"gate_open", "fasttext_band", "aoa_band"}; KeyError when a stage's scores are missing."""
+        missing = [name for name in self.requires if name not in prior]
+        if missing:
+            raise KeyError(f"the agreement gate needs the {' and '.join(missing)} scores of this document")
+        return gate_scores(
+            band_from_scores(prior[self.fasttext_stage]),
+            aoa_band(prior[self.aoa_stage].get("p95_aoa"), self.edges),
+        )
+
+
+AGREEMENT_GATE = BandAgreementGate()  # the gate `encoder_gate="agree"` gives the registry's encoder
+
+
 @dataclass
 class AgreementGate:
-    """Run the encoder only where the fastText band equals the AoA band (configurable on/off).
+    """The same gate for an encoder used on its own: it bands each text itself (configurable on/off).
 
-    Built from two functions text -> band, or from the two stages with `from_stages`.
+    Built from two functions text -> band, or from the two stages with `from_stages`; decides
+    with `gate_scores`, as BandAgreementGate does.
     """
 
     fasttext_band_of: Callable[[str], str | None]
@@ -114,8 +172,7 @@ class AgreementGate:
         """{"gate_open", "fasttext_band", "aoa_band"}; always open when the gate is disabled."""
         if not self.enabled:
             return {"gate_open": True, "fasttext_band": None, "aoa_band": None}
-        ft, aoa = self.fasttext_band_of(text), self.aoa_band_of(text)
-        return {"gate_open": agreement_gate(ft, aoa), "fasttext_band": ft, "aoa_band": aoa}
+        return gate_scores(self.fasttext_band_of(text), self.aoa_band_of(text))
 
 
 def pick_device(device: str | None = None) -> str:
@@ -235,16 +292,21 @@ class EncoderStage(Stage):
         device: str | None = None,
         gate: AgreementGate | None = None,
         attn_implementation: str | None = None,
-        min_k5_prob: float | None = None,
+        min_k5_prob: float | None = MIN_K5_PROB,
+        prior_gate: PriorGate | None = None,
     ):
         """`model`: a directory or Hub id (loaded with AutoModel/AutoTokenizer), or a loaded model
-        passed with its `tokenizer`. `gate`: an AgreementGate, or None to score every document.
-        `attn_implementation`: None picks default_attention for the device. `min_k5_prob`: None
-        keeps the released rule (argmax K5); a number also requires P(K5) >= it."""
-        if batch_size < 1 or (max_length is not None and max_length < 3):
-            raise ValueError(f"batch_size must be >= 1 and max_length >= 3, got {batch_size}, {max_length}")
-        if min_k5_prob is not None and not 0.0 <= min_k5_prob <= 1.0:
-            raise ValueError(f"min_k5_prob must be a probability between 0 and 1, got {min_k5_prob}")
+        passed with its `tokenizer`. `max_length`: None reads the model's training length
+        (default_max_length). `gate`: an AgreementGate that bands each text itself, or None.
+        `prior_gate`: a gate on the earlier stages' scores, applied by the cascade (the registry
+        passes AGREEMENT_GATE for encoder_gate="agree"), or None. `attn_implementation`: None picks
+        default_attention for the device. `min_k5_prob`: None keeps the released rule (argmax K5);
+        a number also requires P(K5) >= it."""
+        if batch_size < 1 or (max_length is not None and max_length < MIN_MAX_LENGTH):
+            raise ValueError(
+                f"batch_size must be >= 1 and max_length >= {MIN_MAX_LENGTH}, got {batch_size}, {max_length}"
+            )
+        check_probability("min_k5_prob", min_k5_prob)
         if isinstance(model, str | Path):
             self.model, self.tokenizer = load_encoder(model, device, attn_implementation)
         else:
@@ -257,6 +319,7 @@ class EncoderStage(Stage):
         self.batch_size = batch_size
         self.max_length = max_length or default_max_length(self.tokenizer)
         self.gate = gate
+        self.prior_gate = prior_gate
         self.min_k5_prob = min_k5_prob
 
     def score(self, text: str) -> dict[str, Any]:
@@ -264,8 +327,8 @@ class EncoderStage(Stage):
         return self.score_batch([text])[0]
 
     def score_batch(self, texts: Sequence[str]) -> list[dict[str, Any]]:
-        """Scores of many texts at once (the cascade calls this when it exists): one padded batch
-        per `batch_size` texts instead of one forward pass per text."""
+        """Scores of many texts at once: one padded batch per `batch_size` texts instead of one
+        forward pass per text."""
         results: list[dict[str, Any]] = [_unscored() for _ in texts]
         to_score = []
         for i, text in enumerate(texts):
@@ -295,7 +358,7 @@ class EncoderStage(Stage):
         encoder_<band>, encoder_low_k5_prob, encoder_gate or encoder_empty."""
         band = scores.get("band")
         if band is None:
-            reason = "encoder_gate" if scores.get("gate_open") is False else "encoder_empty"
+            reason = GATE_REASON if scores.get("gate_open") is False else "encoder_empty"
             return Decision(False, reason, scores)
         if band == self.labels[self.keep_index]:
             if self.min_k5_prob is not None and scores["probs"][band] < self.min_k5_prob:

@@ -20,12 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import Decision, Stage, check_probability
 from littlekit.grades import BANDS
 
 LABEL_PREFIX = "__label__"
 KEEP_BAND = "K5"
 REASON_PREFIX = "fasttext_"
+MIN_K5_PROB: float | None = None  # None: the released rule, the top band alone decides
+
 
 def fasttext_text(text: str) -> str:
     """The text as the released filter hands it to fastText: newlines replaced by spaces."""
@@ -45,9 +47,8 @@ class FastTextStage(Stage):
 
     name = "fasttext"
 
-    def __init__(self, model: str | os.PathLike | Any, min_k5_prob: float | None = None) -> None:
-        if min_k5_prob is not None and not 0.0 <= min_k5_prob <= 1.0:
-            raise ValueError(f"min_k5_prob must be a probability between 0 and 1, got {min_k5_prob}")
+    def __init__(self, model: str | os.PathLike | Any, min_k5_prob: float | None = MIN_K5_PROB) -> None:
+        check_probability("min_k5_prob", min_k5_prob)
         self.min_k5_prob = min_k5_prob
         if isinstance(model, str | os.PathLike):
             self.path: Path | None = Path(model)
@@ -89,7 +90,7 @@ class FastTextStage(Stage):
 
 def load_fasttext_model(path: str | os.PathLike) -> Any:
     """Load a fastText model, with a clear error for a missing file or one that is not fastText."""
-    import fasttext
+    import fasttext  # here, not at the top: stages other than fasttext never load the library
 
     path = Path(path)
     if not path.exists():

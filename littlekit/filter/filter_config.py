@@ -33,7 +33,7 @@ class OperatingPoint:
     chosen_on: str = "released rules (top band K5)"
     target: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    max_aoa: float | None = None  # stage 1's 95th-percentile AoA maximum; None: the stage's own (12)
+    max_aoa: float | None = None  # stage 1's maximum 95th-percentile AoA; None: aoa.P95_MAX_AOA
 
     def __post_init__(self) -> None:
         for name in THRESHOLD_OPTIONS:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import wordfreq
 
 from littlekit import config
 from littlekit.text import WORD_RE
@@ -36,6 +37,7 @@ PUBLISHED_SLOPE = -1.504689
 DEFAULT_TABLE = "aoa/aoa_lemma.csv"
 KUPERMAN_TABLE = "aoa/kuperman_aoa.csv"
 IMPUTE_MODES = ("published", "fitted", "none")
+DEFAULT_IMPUTE = "published"  # the released filter's coefficients
 
 # The memo marks OOV words with +inf: it sorts after every real AoA, so a stage can count and
 # slice OOV tokens off a sorted list without a Python-level loop. AoALexicon refuses tables
@@ -55,8 +57,6 @@ class ImputationFit:
 
 def zipf(word: str) -> float:
     """wordfreq's English Zipf frequency of a word (0.0 when wordfreq does not know it)."""
-    import wordfreq
-
     return wordfreq.zipf_frequency(word, "en")
 
 
@@ -146,7 +146,7 @@ class AoALexicon:
     def __init__(
         self,
         table: Mapping[str, float],
-        impute: str = "published",
+        impute: str = DEFAULT_IMPUTE,
         *,
         fit: ImputationFit | None = None,
         source: str | None = None,
@@ -173,7 +173,7 @@ class AoALexicon:
         self._memo = _Memo(self)
 
     @classmethod
-    def load(cls, path: str | os.PathLike | None = None, impute: str = "published") -> AoALexicon:
+    def load(cls, path: str | os.PathLike | None = None, impute: str = DEFAULT_IMPUTE) -> AoALexicon:
         """Load a `word, aoa` csv/parquet table.
 
         The default is the embedded lemma table `aoa/aoa_lemma.csv` (`AoA_Kup_lem`, the table

@@ -4,26 +4,34 @@ A stage joins by registering a factory that takes `StageOptions` and returns the
 
     @register_stage("fasttext", "fastText grade classifier: keep __label__K5")
     def _fasttext(options: StageOptions) -> Stage:
-        from littlekit.stages.fasttext import FastTextStage
-        return FastTextStage(options.fasttext_model)
+        return FastTextStage(options.fasttext_model, min_k5_prob=options.fasttext_min_k5_prob)
 
-Factories import their module when called, so naming one stage never pays for (or breaks on)
-another stage's heavy dependencies. A new stage with new settings adds fields to StageOptions.
+StageOptions carries every setting of every stage's constructor, each defaulting to the constant
+its stage module defines, so a factory builds a stage complete and nothing changes it afterwards;
+a new stage with new settings adds fields to StageOptions. Importing the stage modules here is
+cheap: none of them imports its heavy library (fastText, torch, transformers) before a stage is
+built, so naming `aoa,symbolic` never pays for (or breaks on) the models.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from littlekit.filter.base import Stage
+from littlekit.filter.aoa import OOV_THRESHOLD, P95_MAX_AOA, AoAStage
+from littlekit.filter.base import Stage, check_probability
+from littlekit.filter.encoder import AGREEMENT_GATE, MIN_MAX_LENGTH, EncoderStage
+from littlekit.filter.encoder import BATCH_SIZE as ENCODER_BATCH_SIZE
+from littlekit.filter.encoder import MIN_K5_PROB as ENCODER_MIN_K5_PROB
+from littlekit.filter.fasttext import MIN_K5_PROB as FASTTEXT_MIN_K5_PROB
+from littlekit.filter.fasttext import FastTextStage
+from littlekit.filter.frequency import FrequencyStage
+from littlekit.filter.lexicon import DEFAULT_IMPUTE, IMPUTE_MODES, AoALexicon
+from littlekit.filter.symbolic import FAMILIES, SymbolicStage
+from littlekit.filter.word_table import MIN_BEYOND_SCORE
 
-P95_MAX_AOA = 12.0
-OOV_THRESHOLD = 0.05
-MIN_BEYOND_SCORE = 4.0
-IMPUTE_CHOICES = ("published", "fitted", "none")
 ENCODER_GATES = ("agree", "all")  # agree: the paper's agreement gate; all: score every document
 
 
@@ -31,17 +39,20 @@ ENCODER_GATES = ("agree", "all")  # agree: the paper's agreement gate; all: scor
 class StageOptions:
     """Settings for every registered stage; each factory reads the fields it needs."""
 
-    aoa_table: str | None = None  # csv/parquet with columns word, aoa; None = embedded Kuperman table
-    aoa_impute: str = "published"  # Zipf imputation for words missing from the table
+    aoa_table: str | None = None  # csv/parquet with columns word, aoa; None = the embedded lemma table
+    aoa_impute: str = DEFAULT_IMPUTE  # Zipf imputation for words missing from the table
     max_aoa: float = P95_MAX_AOA
     max_oov: float = OOV_THRESHOLD
     fasttext_model: str | None = None  # supervised fastText .bin with __label__K5/K8/K12/OOS
-    fasttext_min_k5_prob: float | None = None  # None: released rule (top label K5); else also P(K5) >= it
+    fasttext_min_k5_prob: float | None = FASTTEXT_MIN_K5_PROB  # None: released rule (top label K5)
     encoder_model: str | None = None  # transformers classifier directory or Hub id (ModernBERT)
-    encoder_batch_size: int = 32
+    encoder_batch_size: int = ENCODER_BATCH_SIZE
+    encoder_max_length: int | None = None  # tokens read per document; None: the model's training length
+    encoder_attn_implementation: str | None = None  # eager, sdpa, flash_attention_2; None: by device
     encoder_gate: str = "agree"  # run the encoder only where the fastText band = the AoA band
-    encoder_min_k5_prob: float | None = None  # None: released rule (argmax K5); else also P(K5) >= it
+    encoder_min_k5_prob: float | None = ENCODER_MIN_K5_PROB  # None: released rule (argmax K5)
     device: str | None = None  # encoder device; None = cuda when available, else cpu
+    symbolic_families: tuple[str, ...] | None = None  # notation families checked; None: all of them
     word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
     min_beyond_score: float = MIN_BEYOND_SCORE
 
@@ -53,19 +64,36 @@ class StageOptions:
         if not math.isfinite(self.min_beyond_score):
             raise ValueError(f"min_beyond_score must be finite, got {self.min_beyond_score}")
         for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
-            value = getattr(self, name)
-            if value is not None and not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be a probability between 0 and 1 or None, got {value}")
+            check_probability(name, getattr(self, name))
         if self.encoder_batch_size < 1:
             raise ValueError(f"encoder_batch_size must be at least 1, got {self.encoder_batch_size}")
+        if self.encoder_max_length is not None and self.encoder_max_length < MIN_MAX_LENGTH:
+            raise ValueError(
+                f"encoder_max_length must be at least {MIN_MAX_LENGTH} tokens or None, "
+                f"got {self.encoder_max_length}"
+            )
         if self.encoder_gate not in ENCODER_GATES:
             raise ValueError(
                 f"encoder_gate must be one of {', '.join(ENCODER_GATES)}, got {self.encoder_gate!r}"
             )
-        if self.aoa_impute not in IMPUTE_CHOICES:
+        if self.aoa_impute not in IMPUTE_MODES:
             raise ValueError(
-                f"aoa_impute must be one of {', '.join(IMPUTE_CHOICES)}, got {self.aoa_impute!r}"
+                f"aoa_impute must be one of {', '.join(IMPUTE_MODES)}, got {self.aoa_impute!r}"
             )
+        if self.symbolic_families is not None:
+            # a tuple whatever it came as (a list read back from JSON, "equations,roots")
+            object.__setattr__(self, "symbolic_families", _families(self.symbolic_families))
+
+
+def _families(given: str | Iterable[str]) -> tuple[str, ...]:
+    names = [part.strip() for part in given.split(",")] if isinstance(given, str) else [*given]
+    names = [name for name in names if name]
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown or not names:
+        raise ValueError(
+            f"symbolic_families must name at least one of {', '.join(FAMILIES)}; got {given!r}"
+        )
+    return tuple(names)
 
 
 StageFactory = Callable[[StageOptions], Stage]
@@ -118,43 +146,6 @@ def build_stages(
     return [_FACTORIES[name][0](options) for name in names]
 
 
-@dataclass(frozen=True)
-class BandAgreementGate:
-    """The paper's encoder gate, read from the scores the earlier stages gave a document.
-
-    Open when the fastText band (stage 2's `band`) equals the band of the document's p95 AoA
-    (stage 1's `p95_aoa`, banded by littlekit.filter.encoder.aoa_band: K5 up to 12 years, K8 up
-    to 15, K12 up to 19, else OOS). A document whose gate is closed is dropped by the encoder
-    stage with reason `encoder_gate`, unscored, so the expensive model runs only where the two
-    cheap signals agree. In the published order (aoa, fasttext, encoder) with the default
-    thresholds every document reaching stage 3 already has both bands K5 and the gate is always
-    open; it closes when stage 1 is looser than the K-5 band (max_aoa above 12), dropping the
-    documents whose AoA band is above K5 even though stage 1 let them through.
-    """
-
-    aoa_stage: str = "aoa"
-    fasttext_stage: str = "fasttext"
-    reason: str = "encoder_gate"  # the reason code EncoderStage's own gate uses
-
-    @property
-    def requires(self) -> tuple[str, str]:
-        return (self.aoa_stage, self.fasttext_stage)
-
-    def check(self, prior: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        """{"gate_open", "fasttext_band", "aoa_band"}; KeyError when a stage's scores are missing."""
-        from littlekit.filter.encoder import agreement_gate, aoa_band, band_from_scores
-
-        missing = [name for name in self.requires if name not in prior]
-        if missing:
-            raise KeyError(f"the agreement gate needs the {' and '.join(missing)} scores of this document")
-        fasttext = band_from_scores(dict(prior[self.fasttext_stage]))
-        aoa = aoa_band(prior[self.aoa_stage].get("p95_aoa"))
-        return {"gate_open": agreement_gate(fasttext, aoa), "fasttext_band": fasttext, "aoa_band": aoa}
-
-
-AGREEMENT_GATE = BandAgreementGate()
-
-
 def check_gate_order(names: Sequence[str], options: StageOptions | Mapping[str, Any] | None = None) -> None:
     """ValueError (with the fix) when the encoder's agreement gate is on but the stages whose scores
     it reads do not run before the encoder."""
@@ -174,19 +165,21 @@ def check_gate_order(names: Sequence[str], options: StageOptions | Mapping[str, 
         )
 
 
+def _required(value: str | None, stage: str, option: str) -> str:
+    if value is None:
+        flag = "--" + option.replace("_", "-")
+        raise ValueError(f"stage {stage!r} needs {option} (command line: {flag} PATH)")
+    return value
+
+
 @register_stage("aoa", "stage 1: 95th-percentile age of acquisition <= max_aoa, OOV share <= max_oov")
 def _aoa(options: StageOptions) -> Stage:
-    from littlekit.filter.aoa import AoAStage
-    from littlekit.filter.lexicon import AoALexicon
-
     lexicon = AoALexicon.load(options.aoa_table, impute=options.aoa_impute)
     return AoAStage(lexicon, max_aoa=options.max_aoa, max_oov=options.max_oov)
 
 
 @register_stage("fasttext", "stage 2: fastText grade classifier's top label is K5 (needs fasttext_model)")
 def _fasttext(options: StageOptions) -> Stage:
-    from littlekit.filter.fasttext import FastTextStage
-
     model = _required(options.fasttext_model, "fasttext", "fasttext_model")
     return FastTextStage(model, min_k5_prob=options.fasttext_min_k5_prob)
 
@@ -195,36 +188,23 @@ def _fasttext(options: StageOptions) -> Stage:
     "encoder", "stage 3: encoder (ModernBERT) grade classifier's argmax is K5 (needs encoder_model)"
 )
 def _encoder(options: StageOptions) -> Stage:
-    from littlekit.filter.encoder import EncoderStage
-
     model = _required(options.encoder_model, "encoder", "encoder_model")
-    stage = EncoderStage(
+    return EncoderStage(
         model,
         batch_size=options.encoder_batch_size,
+        max_length=options.encoder_max_length,
         device=options.device,
+        attn_implementation=options.encoder_attn_implementation,
         min_k5_prob=options.encoder_min_k5_prob,
+        prior_gate=AGREEMENT_GATE if options.encoder_gate == "agree" else None,
     )
-    if options.encoder_gate == "agree":
-        stage.prior_gate = AGREEMENT_GATE  # applied by littlekit.filter.cascade.decide_all
-    return stage
 
 
 @register_stage("symbolic", "stage 4: no exponents, roots, logs, trigonometry, algebra or chemistry")
 def _symbolic(options: StageOptions) -> Stage:
-    from littlekit.filter.symbolic import SymbolicStage
-
-    return SymbolicStage()
-
-
-def _required(value: str | None, stage: str, option: str) -> str:
-    if value is None:
-        flag = "--" + option.replace("_", "-")
-        raise ValueError(f"stage {stage!r} needs {option} (command line: {flag} PATH)")
-    return value
+    return SymbolicStage(options.symbolic_families)
 
 
 @register_stage("frequency", "stage 5: no word with beyond_score >= min_beyond_score (word table)")
 def _frequency(options: StageOptions) -> Stage:
-    from littlekit.filter.frequency import FrequencyStage
-
     return FrequencyStage(options.word_table, min_beyond_score=options.min_beyond_score)

@@ -72,8 +72,8 @@ constant. Speed on adversarial text comes from three layers, cheapest first:
 
 After `MAX_MISSED_HITS` anchor hits without a match a rule scans the rest of the text with its
 pattern, so no text costs more than that plain scan plus those windows. A 1 MB adversarial
-string (`adversarial_inputs(size)`, timed by the tests, the benchmark and chapter 5) costs a
-few to a few tens of milliseconds of CPU. Digits are the ASCII digits 0-9 throughout.
+string (`adversarial_inputs(size)`, timed by the tests and the benchmark) costs a few to a few
+tens of milliseconds of CPU. Digits are the ASCII digits 0-9 throughout.
 """
 
 from __future__ import annotations
@@ -873,8 +873,8 @@ def match_spans(text: str, families: Iterable[str] | None = None) -> list[Span]:
 
 # Fragments that start many partial matches of the patterns (a caret with no exponent, an open
 # bracket, half a formula, a chain of comparisons ...). Repeated to a megabyte they are the
-# linear-time check of the unit tests, the benchmark and chapter 5: a pattern that backtracks
-# over what it has already scanned would take seconds to minutes on one of them.
+# linear-time check of the unit tests and the benchmark: a pattern that backtracks over what it
+# has already scanned would take seconds to minutes on one of them.
 ADVERSARIAL_UNITS: tuple[str, ...] = (
     "x^", "a<", "a < ", "(", "2x+", "2x + ", "f(x", "1", "1 ", " ", "√", "H2O", "(H2O", "ab1", "CaCl",
     "1.", "10^", "x^{", "x**", "= 2x", "a + b ", "sin(", "x ≤ ", "4 * b + ", "Na", "x²", "dy/d", "lim ",
