@@ -34,6 +34,12 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "run_filter",
         "run the filter's stages over documents (JSONL, Parquet, a Hub dataset; in process or datatrove)",
     ),
+    "fit": (
+        "littlekit.fit.command",
+        "add_fit_parser",
+        "run_fit_command",
+        "write the filter's artifacts folder from a data root (littlekit fit all --data DIR --out DIR)",
+    ),
     "data": (
         "littlekit.databuild",
         "add_data_parser",

@@ -159,11 +159,16 @@ class FastTextRecipe:
         }
 
 
+def fasttext_split(labels: pd.DataFrame, recipe: FastTextRecipe) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The seeded (train, held-out) split, stratified by band, that stage 2 trains and is evaluated on."""
+    return split_labels(labels, holdout_fraction=recipe.holdout_fraction, seed=recipe.seed)
+
+
 def train_fasttext_stage(
     labels: pd.DataFrame, model_path: str | os.PathLike, recipe: FastTextRecipe
 ) -> tuple[FastTextStage, pd.DataFrame, pd.DataFrame]:
-    """Train fastText on the training part of the seeded split; (stage, train, held out)."""
-    train, held = split_labels(labels, holdout_fraction=recipe.holdout_fraction, seed=recipe.seed)
+    """Train fastText on the training part of the split; (stage, train, held out)."""
+    train, held = fasttext_split(labels, recipe)
     return train_fasttext(train, model_path, **recipe.hyper()), train, held
 
 

@@ -1,0 +1,270 @@
+"""`littlekit fit`: write the filter's artifacts folder (the released layout) from a data root.
+
+    littlekit fit all --data data --out runs/default/artifacts
+    littlekit fit labels --data data --out runs/default/artifacts
+    littlekit fit fasttext --out runs/default/artifacts         # needs the labels
+    littlekit fit encoder --out runs/default/artifacts          # needs the labels
+    littlekit fit operating-point --out runs/default/artifacts  # needs fasttext's out-of-fold scores
+    littlekit fit word-table --data data --out runs/default/artifacts   # needs fasttext (and encoder)
+
+The artifacts folder lives in a run folder (`--run`, default: the folder above `--out`), where
+the steps also keep what they hand to each other and their reports: the labels, stage 2's
+out-of-fold scores, stage 3's points (`littlekit.runs`). Every step is a `littlekit.fit.recipes`
+function, the same calls the book makes, so with the same seed `fit all` writes the same
+`filter_config.json` as the book's run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from littlekit import config, runs
+from littlekit.argtypes import UsageError, fraction, positive_int
+from littlekit.filter.artifacts import (
+    artifact_path,
+    artifact_problems,
+    export_word_table,
+    write_artifacts_readme,
+)
+from littlekit.filter.cascade import Cascade
+from littlekit.filter.filter_config import read_operating_point
+from littlekit.filter.word_table import MIN_BEYOND_SCORE, blocklist, load_word_scores
+from littlekit.fit import recipes
+from littlekit.fit.labels import DEFAULT_MAX_PER_BAND, load_labels
+
+STEPS = ("labels", "aoa", "fasttext", "encoder", "operating-point", "word-table")
+
+
+@dataclass
+class Fit:
+    """One `littlekit fit` run: where it reads and writes, and a progress line per step."""
+
+    data_root: Path
+    artifacts: Path
+    run: Path
+    seed: int = 0
+    max_per_band: int = DEFAULT_MAX_PER_BAND
+    threads: int = 1
+    fasttext: recipes.FastTextRecipe = field(default_factory=recipes.FastTextRecipe)
+    encoder: recipes.EncoderRecipe = field(default_factory=recipes.EncoderRecipe)
+    min_count: int = 10
+    alpha: float = 1.0
+    notes: dict[str, str] = field(default_factory=dict)
+    say: Callable[[str], None] = print
+
+    def step(self, number: int, total: int, what: str) -> float:
+        self.say(f"[{number}/{total}] {what} ...")
+        return time.perf_counter()
+
+    def done(self, started: float, what: str) -> None:
+        self.say(f"      {what} ({time.perf_counter() - started:.0f}s)")
+
+    def labels(self) -> pd.DataFrame:
+        return load_labels(runs.require(self.run, "labels"))
+
+
+def fit_labels(fit: Fit) -> None:
+    path = runs.path(fit.run, "labels")
+    labels = recipes.make_labels(path, fit.data_root, seed=fit.seed, max_per_band=fit.max_per_band)
+    counts = ", ".join(f"{band} {n:,}" for band, n in labels["band"].value_counts().sort_index().items())
+    fit.say(f"      {len(labels):,} labelled documents ({counts}) -> {path}")
+
+
+def fit_aoa(fit: Fit) -> None:
+    path, note = recipes.export_default_aoa(fit.artifacts, fit.data_root)
+    fit.notes["aoa_table"] = note
+    fit.say(f"      -> {path}")
+
+
+def fit_fasttext(fit: Fit) -> None:
+    labels = fit.labels()
+    model_path = artifact_path(fit.artifacts, "fasttext_model")
+    stage, train, _ = recipes.train_fasttext_stage(labels, model_path, fit.fasttext)
+    fit.say(f"      trained on {len(train):,} labels -> {model_path}")
+    tuning, groups = recipes.tune_fasttext_point(labels, fit.fasttext, fit.data_root)
+    report = runs.folder(fit.run, "fasttext_fit")
+    tuning.oof.to_parquet(report / "oof_scores.parquet", index=False)
+    config_file = tuning.point.save(fit.artifacts)
+    fit.notes["fasttext_model"] = (
+        f"trained with train_fasttext on {len(train):,} training labels (seed {fit.fasttext.seed})"
+    )
+    fit.say(
+        f"      out of fold over {groups.nunique():,} source groups, {fit.fasttext.tuning_folds} folds: "
+        f"{tuning.point.describe()} -> {config_file}"
+    )
+
+
+def fit_encoder(fit: Fit) -> recipes.EncoderStart:
+    import torch
+
+    torch.set_num_threads(fit.threads)
+    samples = recipes.encoder_samples(fit.labels(), fit.encoder)
+    report = runs.folder(fit.run, "encoder_fit")
+    start = recipes.encoder_start(fit.encoder, samples.train_all, report / "init")
+    train_config = recipes.encoder_train_config(fit.encoder, start)
+    model_dir = artifact_path(fit.artifacts, "encoder_model")
+    result = recipes.train_encoder(start, samples, model_dir, train_config, fit.encoder)
+    trained = "taken as given" if result is None else f"trained on {result.n_train:,} labels"
+    fit.notes["encoder_model"] = f"{start.origin}; {trained}, max_length {fit.encoder.max_length}"
+    fit.say(f"      {start.origin}: {trained} -> {model_dir}")
+    return start
+
+
+def fit_operating_point(fit: Fit, start: recipes.EncoderStart | None = None) -> None:
+    import torch
+
+    torch.set_num_threads(fit.threads)
+    fasttext_point = read_operating_point(fit.artifacts)
+    oof_file = runs.path(fit.run, "fasttext_fit") / "oof_scores.parquet"
+    if fasttext_point is None or fasttext_point.target is None or not oof_file.is_file():
+        raise runs.MissingProduct(
+            f"stage 2's out-of-fold scores ({oof_file}) or its point ({fit.artifacts}/filter_config.json) "
+            "are missing: run `littlekit fit fasttext` with the same --out first"
+        )
+    labels = fit.labels()
+    if start is None:
+        samples = recipes.encoder_samples(labels, fit.encoder)
+        start = recipes.encoder_start(
+            fit.encoder, samples.train_all, runs.folder(fit.run, "encoder_fit") / "init"
+        )
+    train_config = recipes.encoder_train_config(fit.encoder, start)
+    points = recipes.tune_encoder_points(
+        pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start
+    )
+    recipes.save_encoder_points(points, runs.folder(fit.run, "encoder_fit"))
+    chosen = points.chosen(fit.encoder.operating_rule)
+    config_file = chosen.save(fit.artifacts)
+    fit.say(f"      {fit.encoder.operating_rule} rule: {chosen.describe()} -> {config_file}")
+
+
+def fit_word_table(fit: Fit) -> None:
+    import torch
+
+    torch.set_num_threads(fit.threads)
+    fasttext_model = artifact_path(fit.artifacts, "fasttext_model")
+    if not fasttext_model.is_file():
+        raise runs.MissingProduct(f"{fasttext_model} is missing: run `littlekit fit fasttext` first")
+    encoder_dir = artifact_path(fit.artifacts, "encoder_model")
+    if artifact_problems(fit.artifacts, ["encoder"]):
+        encoder_dir = None
+        fit.say(f"      no encoder in {fit.artifacts}: stage 3 is left out of the pools' cascade")
+    corpus = recipes.pool_corpus(fit.data_root, seed=fit.seed)
+    stages = recipes.pool_stages(fasttext_model, encoder_dir)
+    documents = recipes.pool_documents(corpus.documents)
+    outcomes = list(_progress(Cascade(stages).run(documents), len(documents)))
+    words = recipes.word_table_from_outcomes(outcomes, min_count=fit.min_count, alpha=fit.alpha)
+    path = export_word_table(words.table, fit.artifacts)
+    blocked = blocklist(load_word_scores(path))
+    chain = " -> ".join(stage.name for stage in stages)
+    fit.notes["word_table"] = (
+        f"scored from the K-5 and Beyond-K-5 pools of a cascade run of {chain} over {len(documents):,} "
+        f"documents: {len(words.table):,} words, {len(blocked):,} with beyond_score >= {MIN_BEYOND_SCORE:g}"
+    )
+    fit.say(f"      {len(words.table):,} words ({len(blocked):,} blocklisted) -> {path}")
+
+
+def _progress(outcomes, total: int):
+    """Yield the outcomes, printing a line every tenth of the way."""
+    every = max(1, total // 10)
+    for i, outcome in enumerate(outcomes, 1):
+        if i % every == 0 or i == total:
+            print(f"      {i:,}/{total:,} documents", flush=True)
+        yield outcome
+
+
+def run_fit(fit: Fit, steps: tuple[str, ...]) -> None:
+    """Run the named steps in order; `all` also writes the artifacts README."""
+    start = None
+    for number, name in enumerate(steps, 1):
+        t0 = fit.step(number, len(steps), name)
+        if name == "labels":
+            fit_labels(fit)
+        elif name == "aoa":
+            fit_aoa(fit)
+        elif name == "fasttext":
+            fit_fasttext(fit)
+        elif name == "encoder":
+            start = fit_encoder(fit)
+        elif name == "operating-point":
+            fit_operating_point(fit, start)
+        elif name == "word-table":
+            fit_word_table(fit)
+        fit.done(t0, f"{name} done")
+    readme = write_artifacts_readme(fit.artifacts, fit.notes)
+    fit.say(f"wrote {readme}")
+
+
+# --- the command line -----------------------------------------------------------------------------
+
+
+def add_fit_parser(subparsers) -> argparse.ArgumentParser:
+    """`littlekit fit {all,labels,aoa,fasttext,encoder,operating-point,word-table}`."""
+    parser = subparsers.add_parser(
+        "fit",
+        help="write the filter's artifacts folder from a data root (labels, fastText, encoder, word table)",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument("step", choices=("all", *STEPS), help="what to fit; all: every step in order")
+    parser.add_argument("--data", default=None, help="data root (default: $LITTLEKIT_DATA or data/)")
+    parser.add_argument("--out", required=True, help="the artifacts folder to write (released layout)")
+    parser.add_argument(
+        "--run", default=None, help="run folder for labels and reports (default: --out's parent)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--max-per-band", type=positive_int, default=DEFAULT_MAX_PER_BAND, help="labels per band"
+    )
+    parser.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
+    parser.add_argument(
+        "--beyond-keep-target", type=fraction, default=recipes.FastTextRecipe.beyond_keep_target
+    )
+    parser.add_argument(
+        "--operating-rule", choices=recipes.OPERATING_RULES, default=recipes.EncoderRecipe.operating_rule
+    )
+    parser.add_argument("--encoder-base", default=recipes.EncoderRecipe.encoder_base)
+    parser.add_argument(
+        "--train-sample-size", type=positive_int, default=recipes.EncoderRecipe.train_sample_size
+    )
+    return parser
+
+
+def run_fit_command(args: argparse.Namespace) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before anything imports the Hub client
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # this command prints its own progress
+    hf_logging.set_verbosity_error()  # no load report: the new classifier head is meant to be untrained
+    out = Path(args.out).expanduser()
+    run = Path(args.run).expanduser() if args.run else out.parent
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; it must be the artifacts folder", "littlekit fit")
+    out.mkdir(parents=True, exist_ok=True)
+    fit = Fit(
+        data_root=config.data_root(args.data),
+        artifacts=out,
+        run=run,
+        seed=args.seed,
+        max_per_band=args.max_per_band,
+        threads=args.threads,
+        fasttext=recipes.FastTextRecipe(seed=args.seed, beyond_keep_target=args.beyond_keep_target),
+        encoder=recipes.EncoderRecipe(
+            seed=args.seed,
+            operating_rule=args.operating_rule,
+            encoder_base=args.encoder_base,
+            train_sample_size=args.train_sample_size,
+        ),
+    )
+    steps = STEPS if args.step == "all" else (args.step,)
+    print(
+        f"littlekit fit {args.step}: data {fit.data_root}, artifacts {out}, run folder {run}, "
+        f"seed {args.seed}"
+    )
+    run_fit(fit, steps)
+    return 0

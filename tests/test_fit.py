@@ -1,0 +1,70 @@
+"""`littlekit fit`: the artifacts folder from a data root, by the recipes the book uses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from littlekit.cli import main
+from littlekit.filter.artifacts import artifact_problems
+from littlekit.filter.filter_config import read_operating_point
+from littlekit.fit import recipes
+from littlekit.fit.labels import load_labels
+
+pytest.importorskip("fasttext")
+
+
+def test_a_step_whose_input_is_missing_says_which_step_makes_it(tmp_path, capsys):
+    code = main(["fit", "fasttext", "--out", str(tmp_path / "artifacts")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "labels/train_labels.jsonl is missing" in err and "`littlekit fit labels`" in err
+
+
+def test_an_unknown_step_is_a_usage_error(tmp_path, capsys):
+    assert main(["fit", "everything", "--out", str(tmp_path)]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_labels_then_fasttext_write_the_released_layout_and_a_point(tmp_path, capsys):
+    out = tmp_path / "run" / "artifacts"
+    assert main(["fit", "labels", "--out", str(out), "--max-per-band", "30"]) == 0
+    labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
+    assert labels["band"].value_counts().max() <= 30
+    assert main(["fit", "fasttext", "--out", str(out)]) == 0
+    assert (out / "models" / "fasttext_grade.bin").is_file()
+    assert (tmp_path / "run" / "fasttext" / "oof_scores.parquet").is_file()
+    point = read_operating_point(out)
+    assert point is not None and point.target == recipes.FastTextRecipe().beyond_keep_target
+    printed = capsys.readouterr().out
+    assert "[1/1] fasttext" in printed and "out of fold" in printed
+
+
+def test_the_fasttext_step_equals_the_recipe_called_directly(tmp_path):
+    """The command and a direct recipe call (what the book makes) give the same point."""
+    out = tmp_path / "run" / "artifacts"
+    assert main(["fit", "labels", "--out", str(out), "--max-per-band", "30"]) == 0
+    assert main(["fit", "fasttext", "--out", str(out)]) == 0
+    labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
+    tuning, _ = recipes.tune_fasttext_point(labels, recipes.FastTextRecipe())
+    assert read_operating_point(out).fasttext_min_k5_prob == tuning.point.fasttext_min_k5_prob
+
+
+@pytest.mark.slow
+def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
+    out = tmp_path / "run" / "artifacts"
+    argv = ["fit", "all", "--out", str(out), "--max-per-band", "30", "--train-sample-size", "60"]
+    assert main(argv) == 0
+    assert artifact_problems(out, "all") == []
+    assert (out / "README.md").is_file() and (out / "filter_config.json").is_file()
+    for name in ("operating_point_pooled.json", "operating_point_every_kind.json", "oof_scores.parquet"):
+        assert (tmp_path / "run" / "encoder" / name).is_file()
+    config = json.loads((out / "filter_config.json").read_text())
+    assert config["chosen_on"].startswith("out-of-fold fastText and encoder")
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(
+        json.dumps({"id": "a", "text": "The cat sat on the mat. It was a sunny day and the dog ran."}) + "\n"
+    )
+    assert main(["filter", "--in", str(docs), "--out", str(tmp_path / "kept.jsonl"), "--stages", "all",
+                 "--artifacts", str(out), "--quiet"]) == 0
