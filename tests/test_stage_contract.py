@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from datatrove.data import Document as DTDocument
+from test_pipeline import BandStage  # the fastText stand-in the cascade tests use
 
 from littlekit.cli import build_parser, main
 from littlekit.filter import encoder as encoder_module
@@ -269,19 +270,6 @@ def test_the_prior_gate_and_the_standalone_gate_decide_alike(p95, band):
     standalone = AgreementGate(fasttext_band_of=lambda text: band, aoa_band_of=lambda text: aoa_band(p95))
     assert AGREEMENT_GATE.check(prior) == standalone.check("any text") == gate_scores(band, aoa_band(p95))
     assert AGREEMENT_GATE.check(prior)["gate_open"] == (band is not None and band == aoa_band(p95))
-
-
-class BandStage(Stage):
-    """Stands in for fastText: K12 when the text says "science", else K5."""
-
-    name = "fasttext"
-
-    def score(self, text: str) -> dict[str, Any]:
-        return {"band": "K12" if "science" in text else "K5"}
-
-    def decide(self, scores: dict[str, Any]) -> Decision:
-        keep = scores["band"] == "K5"
-        return Decision(keep, None if keep else "fasttext_" + scores["band"], scores)
 
 
 class GatedEncoder(BandStage):

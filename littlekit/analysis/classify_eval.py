@@ -129,11 +129,9 @@ def predict_frame(stage: Stage, frame: pd.DataFrame, text_column: str = "text") 
 
     Adds `pred` (top band; None where the stage scored nothing, e.g. a closed gate), `p_k5`
     (probability of K5), `kept` (the stage's keep rule) and `reason` (drop reason or None).
-    Uses the stage's `score_batch` when it has one (fastText and encoder stages do).
+    Scores through the stage's `score_batch` (batched in the fastText and encoder stages).
     """
-    texts = frame[text_column].tolist()
-    batch = getattr(stage, "score_batch", None)
-    scores = batch(texts) if batch is not None else [stage.score(text) for text in texts]
+    scores = stage.score_batch(frame[text_column].tolist())
     decisions = [stage.decide(s) for s in scores]
     return frame.assign(
         pred=[s.get("band") for s in scores],
