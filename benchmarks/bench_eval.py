@@ -5,7 +5,7 @@
 
 Texts: the first --docs CLEAR excerpts (embedded data, about 1,000 characters each). Model:
 --model (a `save_pretrained` directory with its tokenizer), else chapter 9's nano LittleLearner of
-the default run (runs/default/09_training/littlelearner/best, left by `make book`), else a freshly
+the default run (runs/default/training/littlelearner/best, left by `make book`), else a freshly
 initialised nano Qwen3 with a byte-level BPE trained now on the texts (the weights do not change
 the speed; the output says which).
 
@@ -29,7 +29,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from littlekit import config
+from littlekit import config, runs
 from littlekit.analysis.throughput import facts_line, timed
 
 
@@ -58,7 +58,7 @@ def per_document_loop(model, tokenizer, texts: list[str], max_length: int) -> di
 def load_model(args, texts: list[str], work: Path):
     from littlekit.evals.models import load_causal_lm
 
-    default = config.run_dir("default") / "09_training" / "littlelearner" / "best"
+    default = runs.path(config.run_dir("default"), "nano_models") / "littlelearner" / "best"
     where = Path(args.model) if args.model else default
     if (where / "config.json").is_file():
         model, tokenizer = load_causal_lm(where, device=args.device)

@@ -21,6 +21,7 @@ command or chapter makes it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,7 +125,14 @@ def require(run: str | os.PathLike, name: str) -> Path:
     return target
 
 
-def missing_note(run: str | os.PathLike, name: str) -> str:
-    """A sentence for a product that is missing: where it was looked for and what makes it."""
+def missing_note(
+    run: str | os.PathLike, name: str, missing: Iterable[str | os.PathLike] | None = None
+) -> str:
+    """A sentence for a product that is missing: where it was looked for and what makes it.
+
+    `missing` names the files of a folder product that are absent, when it is not the whole folder.
+    """
     entry = product(name)
-    return f"{path(run, name)} does not exist ({entry.made_by} has not run for this run)"
+    where = [str(p) for p in missing] if missing is not None else [str(path(run, name))]
+    verb = "does not exist" if len(where) == 1 else "do not exist"
+    return f"{', '.join(where)} {verb} ({entry.made_by} has not run for this run)"

@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 
+from littlekit import runs
 from littlekit.lm.corpus_select import (
     FALLBACK_STAGES,
-    PREVIOUS_OUTCOMES,
     filter_outcomes,
     read_corpus,
     training_corpora,
@@ -41,7 +41,7 @@ def test_without_artifacts_stages_1_and_4_filter_and_the_note_says_so(tmp_path):
 
 def test_chapter_7_verdicts_are_reused_only_when_they_cover_every_document(tmp_path):
     run = tmp_path / "run"
-    path = run / PREVIOUS_OUTCOMES
+    path = runs.path(run, "demo_outcomes")
     path.parent.mkdir(parents=True)
     verdicts = pd.DataFrame(
         {
@@ -54,7 +54,7 @@ def test_chapter_7_verdicts_are_reused_only_when_they_cover_every_document(tmp_p
     )
     verdicts.to_parquet(path)
     result = filter_outcomes(DOCS, run)
-    assert result.source == "chapter 7" and "outcomes_demo.parquet" in result.note
+    assert result.source == "demo_outcomes" and "outcomes_demo.parquet" in result.note
     assert list(result.frame["kept"]) == [False, True, True]
     assert list(result.frame["text"]) == list(DOCS["text"])
 

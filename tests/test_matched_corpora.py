@@ -8,18 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from littlekit import runs
 from littlekit.lm.corpus_select import write_corpus
 from littlekit.lm.matched_corpora import (
-    CHAPTER8,
     K5_CORPUS,
     TOKENIZER,
     UNFILTERED_CORPUS,
-    chapter8_inputs,
     held_out_mask,
     matched_splits,
     prepare_matched_shards,
     readable_tokens,
     sample_to_tokens,
+    training_corpora_inputs,
 )
 from littlekit.lm.shards import TokenShards
 from littlekit.lm.tokenizer import train_tokenizer
@@ -143,13 +143,13 @@ def test_prepare_writes_the_shards_the_table_describes(tokenizer, tmp_path):
     assert matched.train("unfiltered") == tmp_path / "unfiltered" / "train"
 
 
-def test_chapter8_inputs_reads_what_chapter_8_wrote(tokenizer, tmp_path):
+def test_training_corpora_inputs_reads_what_the_run_holds(tokenizer, tmp_path):
     k5, unfiltered = make_corpora(30)
-    folder = tmp_path / CHAPTER8
+    folder = runs.path(tmp_path, "training_corpora")
     write_corpus(k5, folder / K5_CORPUS)
     write_corpus(unfiltered, folder / UNFILTERED_CORPUS)
     tokenizer.save_pretrained(folder / TOKENIZER)
-    read_k5, read_unfiltered, tokenizer_dir, note = chapter8_inputs(tmp_path)
-    assert note.startswith("Read chapter 8's")
+    read_k5, read_unfiltered, tokenizer_dir, note = training_corpora_inputs(tmp_path)
+    assert note.startswith("Read the training corpora")
     assert list(read_k5["id"]) == list(k5["id"]) and len(read_unfiltered) == len(unfiltered)
     assert tokenizer_dir == folder / TOKENIZER

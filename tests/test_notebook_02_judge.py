@@ -8,6 +8,7 @@ import os
 import pytest
 from judge_server import JudgeServer, Status
 
+from littlekit import runs
 from littlekit.config import REPO_ROOT
 
 papermill = pytest.importorskip("papermill")
@@ -34,7 +35,7 @@ def test_judge_route_labels_caches_and_keeps_the_key_out(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
     run_name = "pytest-judge"
     run = REPO_ROOT / "runs" / run_name
-    cache_file = run / "02_judge" / "judge_cache.sqlite"
+    cache_file = runs.path(run, "judge_report") / "judge_cache.sqlite"
     for leftover in (cache_file, cache_file.with_name(cache_file.name + "-wal")):
         leftover.unlink(missing_ok=True)
 
@@ -61,7 +62,7 @@ def test_judge_route_labels_caches_and_keeps_the_key_out(tmp_path, monkeypatch):
         execute("second.ipynb")
         assert server.count == first_requests  # every answer came from the cache
 
-    labels = [json.loads(line) for line in (run / "labels" / "train_labels.jsonl").open()]
+    labels = [json.loads(line) for line in runs.path(run, "labels").open()]
     assert len(labels) == 8 and {r["source"] for r in labels} == {"llm-judge"}
     assert {r["judge"]["vote"] for r in labels} == {"unanimous"}
     for record in labels:
@@ -69,7 +70,7 @@ def test_judge_route_labels_caches_and_keeps_the_key_out(tmp_path, monkeypatch):
         assert record["band"] == ("K5" if agreed else None)
         assert agreed or record["judge"]["errors"]["subject"].startswith("parse: no band found")
     assert any(r["band"] == "K5" for r in labels) and any(r["band"] is None for r in labels)
-    written = [tmp_path / "first.ipynb", tmp_path / "second.ipynb", *sorted((run / "02_judge").iterdir())]
-    written.append(run / "labels" / "train_labels.jsonl")
+    report = sorted(runs.path(run, "judge_report").iterdir())
+    written = [tmp_path / "first.ipynb", tmp_path / "second.ipynb", *report, runs.path(run, "labels")]
     for path in written:
         assert SECRET.encode() not in path.read_bytes(), f"the API key leaked into {path}"

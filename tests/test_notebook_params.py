@@ -55,3 +55,45 @@ def test_url():
             p.check_url("judge_base_url", bad)
     with pytest.raises(p.ParameterError):
         p.check_url("judge_base_url", None, allow_none=False)
+
+
+def test_path_suffixes(tmp_path):
+    table = tmp_path / "clues.TSV"
+    table.write_text("x\n")
+    assert p.check_path("jeopardy_path", table, suffixes=(".tsv", ".json", ".csv")) == table
+    with pytest.raises(p.ParameterError, match=r"must be a \.csv, \.json or \.tsv file"):
+        p.check_path("jeopardy_path", tmp_path / "clues.txt", suffixes=(".tsv", ".json", ".csv"))
+
+
+def test_env_name_never_repeats_the_value():
+    assert p.check_env_name("judge_api_key_env", "OPENAI_API_KEY") == "OPENAI_API_KEY"
+    for bad in ("sk-secret-123", "", None, "1ABC"):
+        with pytest.raises(p.ParameterError, match="name of an environment variable") as failure:
+            p.check_env_name("judge_api_key_env", bad)
+        assert "sk-secret" not in str(failure.value)
+
+
+def test_text_and_models():
+    assert p.check_text("device", "cuda:0") == "cuda:0"
+    with pytest.raises(p.ParameterError, match="non-empty string"):
+        p.check_text("device", " ")
+    assert p.check_models("models", {"LittleLearner": "runs/x/best"}) == {"LittleLearner": "runs/x/best"}
+    for bad in ({}, {"a": ""}, ["a"], {"a": 3}):
+        with pytest.raises(p.ParameterError, match="parameter models must be a non-empty dict"):
+            p.check_models("models", bad)
+
+
+def test_check_stores_normalised_values_and_names_unknown_parameters():
+    namespace = {"sample_size": 3.0, "limit": None, "flag": True, "share": 0.5}
+    p.check(
+        namespace,
+        sample_size=p.check_positive_int,
+        limit=p.optional(p.check_positive_int),
+        flag=p.boolean,
+        share=p.number(0, 1),
+    )
+    assert namespace == {"sample_size": 3, "limit": None, "flag": True, "share": 0.5}
+    with pytest.raises(p.ParameterError, match="does not define it"):
+        p.check(namespace, missing=p.check_int)
+    with pytest.raises(p.ParameterError, match="parameter flag must be one of"):
+        p.check({"flag": "yes"}, flag=p.boolean)

@@ -7,7 +7,8 @@
     chapter.print_outputs(extra=[model_path])
 
 Importing this module sets HF_HUB_OFFLINE=1 (the Hub client reads it when it is imported, so
-import this first): chapters run on local data and models only.
+import this first): chapters run on local data and models only. It also silences tqdm's
+"IProgress not found" notice, which transformers triggers on import where no widgets are installed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import pandas as pd  # noqa: E402
 
 from littlekit import config, runs  # noqa: E402
 from littlekit.analysis import plots  # noqa: E402
+
+warnings.filterwarnings("ignore", message="IProgress not found")  # no widgets in a papermill run
 
 
 @dataclass
@@ -68,7 +71,6 @@ def setup_chapter(
     `torch_threads`, torch uses that many CPU threads and transformers shows no progress bars.
     `show` adds lines to the printed header (label -> value).
     """
-    warnings.filterwarnings("ignore", message="IProgress not found")  # no widgets in a papermill run
     plots.use_book_style()
     pd.set_option("display.precision", precision)
     pd.set_option("display.max_colwidth", max_colwidth)

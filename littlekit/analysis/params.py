@@ -1,8 +1,9 @@
 """Checks for notebook parameters, so a bad `papermill -p` value fails at once with a clear message.
 
 Each check returns the value (normalised where noted) or raises `ParameterError` naming the
-parameter, what it must be and what it got. Notebooks call `check(globals(), name=checker, ...)` once,
-right after the `parameters` cell, with these functions (or `optional`, `number`, `choice`, `path`).
+parameter, what it must be and what it got (never the value of a parameter that may hold a secret).
+Notebooks call `check(globals(), name=checker, ...)` once, right after the `parameters` cell, with
+these functions (or `optional`, `number`, `choice`, `boolean`, `path`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 _RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ParameterError(ValueError):
@@ -71,17 +73,57 @@ def check_run_name(name: str, value: Any) -> str:
     return value
 
 
-def check_path(name: str, value: Any, allow_none: bool = True, must_exist: bool = True) -> Path | None:
-    """None (when allowed: the embedded default) or a path, which must exist when `must_exist`."""
+def check_path(
+    name: str,
+    value: Any,
+    allow_none: bool = True,
+    must_exist: bool = True,
+    suffixes: Collection[str] | None = None,
+) -> Path | None:
+    """None (when allowed: the embedded default) or a path, which must exist when `must_exist`
+    and, with `suffixes` (such as ".tsv"), end in one of them (any case)."""
     if value is None and allow_none:
         return None
     if not isinstance(value, str | os.PathLike) or not str(value):
         expected = "a path or None" if allow_none else "a path"
         raise _fail(name, expected, value)
     path = Path(value).expanduser()
+    if suffixes is not None and path.suffix.lower() not in {s.lower() for s in suffixes}:
+        *rest, last = sorted(suffixes)
+        kinds = f"{', '.join(rest)} or {last}" if rest else last
+        raise ParameterError(f"parameter {name} must be a {kinds} file, got {str(path)!r}")
     if must_exist and not path.exists():
         raise ParameterError(f"parameter {name} points at {str(path)!r}, which does not exist")
     return path
+
+
+def check_text(name: str, value: Any) -> str:
+    """A non-empty string (a model name, a device such as "cuda:0")."""
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(name, "a non-empty string", value)
+    return value
+
+
+def check_env_name(name: str, value: Any) -> str:
+    """The NAME of an environment variable (such as "OPENAI_API_KEY"), never its value.
+
+    The message does not repeat what it got: a key pasted in by mistake stays out of the output.
+    """
+    if not isinstance(value, str) or not _ENV_NAME_RE.match(value):
+        raise ParameterError(
+            f"parameter {name} must be the name of an environment variable (not the key itself)"
+        )
+    return value
+
+
+def check_models(name: str, value: Any) -> dict[str, str]:
+    """A non-empty dict {label: local path or Hub id}, labels and locations non-empty strings."""
+    ok = isinstance(value, dict) and value and all(
+        isinstance(k, str) and k and isinstance(v, str) and v for k, v in value.items()
+    )
+    if not ok:
+        raise _fail(name, "a non-empty dict {label: local path or Hub id}", value)
+    return dict(value)
 
 
 def check_url(name: str, value: Any, allow_none: bool = True) -> str | None:
@@ -117,9 +159,14 @@ def choice(*choices: Any) -> Checker:
 boolean: Checker = choice(True, False)
 
 
-def path(allow_none: bool = True, must_exist: bool = True) -> Checker:
-    """A path (None allowed unless `allow_none` is False) that must exist unless `must_exist` is False."""
-    return lambda name, value: check_path(name, value, allow_none=allow_none, must_exist=must_exist)
+def path(
+    allow_none: bool = True, must_exist: bool = True, suffixes: Collection[str] | None = None
+) -> Checker:
+    """A path (None allowed unless `allow_none` is False) that must exist unless `must_exist` is False
+    and, with `suffixes`, end in one of them."""
+    return lambda name, value: check_path(
+        name, value, allow_none=allow_none, must_exist=must_exist, suffixes=suffixes
+    )
 
 
 def check(namespace: MutableMapping[str, Any], **checkers: Checker) -> None:

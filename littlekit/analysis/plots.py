@@ -1,6 +1,6 @@
 """One figure style for the whole book. Every notebook calls `use_book_style()` first.
 
-Bands keep the same colour in every chapter (K5 is always blue, Beyond K-5 always vermilion),
+Bands keep the same colour in every figure (K5 is always blue, Beyond K-5 always vermilion),
 taken from seaborn's colour-blind-safe palette.
 """
 
@@ -27,7 +27,7 @@ BAND_COLORS: dict[str, str] = {
     "K-5": "#0173b2",
     "Beyond K-5": "#d55e00",
 }
-# The models the evaluation chapters compare keep one colour each: LittleLearner takes K-5's blue.
+# The models the evaluations compare keep one colour each: LittleLearner takes K-5's blue.
 MODEL_COLORS: dict[str, str] = {
     "LittleLearner": "#0173b2",
     "UNFILTERED": "#555555",

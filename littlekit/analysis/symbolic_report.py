@@ -1,6 +1,6 @@
 """Stage 4 in numbers: which notation families fire on which texts, and the matched text in context.
 
-Chapter 5 (notebooks/05_symbolic_filter.ipynb) is built from these pieces:
+The symbolic-filter report (the run product `symbolic_report`) is built from these pieces:
 
 - `family_table()`: the families of the paper's Table 3 and of the released filter, with the
   rules and examples of `littlekit.filter.symbolic.RULES`, and whether each example fires.

@@ -1,46 +1,50 @@
-"""The causal language models the evaluation chapters compare.
+"""The causal language models the evaluations compare.
 
-By default these are chapter 9's two best checkpoints (`runs/<run>/09_training/<name>/best/`,
-`save_pretrained` directories with the tokenizer beside the weights). Any other model is a label
-mapped to a local directory or a Hub id (the released LittleLearner, Gemma 2B, ...): the same
-transformers loaders read both, so the evaluations never special-case the nano models.
+By default these are the run's two best nano checkpoints (`<name>/best/` in the run product
+`nano_models`, `save_pretrained` directories with the tokenizer beside the weights). Any other
+model is a label mapped to a local directory or a Hub id (the released LittleLearner, Gemma 2B,
+...): the same transformers loaders read both, so the evaluations never special-case the nano models.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import torch
 
-# chapter 9's directory names -> the names the paper uses
+from littlekit import runs
+
+# the nano models' folder names in the run product `nano_models` -> the names the paper uses
 NANO_MODELS: dict[str, str] = {"littlelearner": "LittleLearner", "unfiltered": "UNFILTERED"}
 
 
-def chapter9_checkpoints(run: str | os.PathLike) -> dict[str, str]:
-    """{label: checkpoint directory} of chapter 9's best nano LittleLearner and nano UNFILTERED."""
-    out_dir = Path(run) / "09_training"
+def nano_checkpoints(run: str | os.PathLike) -> dict[str, str]:
+    """{label: checkpoint directory} of the run's best nano LittleLearner and nano UNFILTERED.
+
+    `runs.MissingProduct` (a FileNotFoundError) says what makes them when one is missing.
+    """
+    folder = runs.path(run, "nano_models")
     found, missing = {}, []
     for name, label in NANO_MODELS.items():
-        best = out_dir / name / "best"
+        best = folder / name / "best"
         if (best / "config.json").is_file():
             found[label] = str(best)
         else:
-            missing.append(str(best))
+            missing.append(best)
     if missing:
-        raise FileNotFoundError(
-            f"chapter 9's checkpoints are missing ({', '.join(missing)}): run notebooks/09_training.ipynb "
-            f"with the same run_name first, or pass the models explicitly as {{label: path or Hub id}}"
+        raise runs.MissingProduct(
+            f"{runs.missing_note(run, 'nano_models', missing=missing)}; run it with the same run_name "
+            "first, or pass the models explicitly as {label: path or Hub id}"
         )
     return found
 
 
 def resolve_models(run: str | os.PathLike, models: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The models to evaluate: `models` ({label: path or Hub id}) when given, else chapter 9's pair."""
+    """The models to evaluate: `models` ({label: path or Hub id}) when given, else the run's nano pair."""
     if models is None:
-        return chapter9_checkpoints(run)
+        return nano_checkpoints(run)
     if not isinstance(models, Mapping) or not models:
         raise ValueError(f"models must be a non-empty mapping of label -> path or Hub id, got {models!r}")
     for label, where in models.items():

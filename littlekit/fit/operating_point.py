@@ -373,7 +373,7 @@ def out_of_fold_encoder(
 ) -> pd.DataFrame:
     """Each labelled document (where `score` holds) scored by an encoder that never saw its fold.
 
-    Per fold, chapter 4's recipe on the other folds' labels: a stratified sample of at most
+    Per fold, stage 3's training recipe on the other folds' labels: a stratified sample of at most
     `train_sample_size` to train on, up to `dev_size` of the rest to pick the best epoch, then
     either (`frozen` given, an `encoder_train.FrozenStates` of a pretrained BERT) `train_top` on
     its frozen states, or a tiny ModernBERT and WordPiece tokenizer built on their texts (or
@@ -527,7 +527,7 @@ def tune_joint(
 ) -> JointTuning:
     """Choose fastText's and the encoder's minimum P(K5) together, by source-grouped cross-validation.
 
-    `fasttext_oof` is `tune_fasttext`'s `oof` frame (chapter 3's `oof_scores.parquet`: id, band,
+    `fasttext_oof` is `tune_fasttext`'s `oof` frame (stage 2's `oof_scores.parquet`: id, band,
     fold, pred, p_k5, eligible); `labels` gives each id its text. The encoder is fine-tuned once per
     fold on the other folds (`out_of_fold_encoder`, `encoder` keywords go there) and scores the
     eligible rows of its fold, so both scores of a row come from models that never saw its source.
@@ -591,7 +591,7 @@ def choose_joint(
         "confidence": confidence,
         "every_kind": every_kind,
         "aoa_grid": [None if a is None else float(a) for a in aoa_grid],
-        "population": f"{len(pool):,} training labels: those chapter 3 measured its point on",
+        "population": f"{len(pool):,} training labels: those stage 2's point was measured on",
         "allowed_beyond": allowed,
         "oof_released": released,
         "oof_fasttext_only": fasttext_only,

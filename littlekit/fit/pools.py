@@ -110,7 +110,7 @@ def retention_after_stages(
     stage i counts as kept after every stage before i. Rows: (after, group) with n, kept, share
     and a Wilson interval; `after` runs "input", then the stages in order. The counting is
     `littlekit.analysis.validate.retention_table`'s (Figure 2); this only adds the exit positions it
-    needs and names the rows the way chapters 4 and 6 read them.
+    needs and names the rows by stage.
     """
     unknown = set(frame.loc[frame["status"] != KEPT, "stage"].dropna()) - set(stages)
     if unknown:

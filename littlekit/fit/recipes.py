@@ -408,8 +408,8 @@ def run_encoder(run: str | os.PathLike) -> tuple[Path | None, str]:
     if not problems:
         return path, f"encoder: {path} (the run's)."
     return None, (
-        f"No encoder for this run ({problems[0]}); `littlekit fit encoder` or the encoder chapter, with the "
-        "same run, trains it. Stage 3 is skipped here."
+        f"No encoder for this run ({problems[0]}); `littlekit fit encoder` (or the encoder chapter), "
+        "with the same run, trains it. Stage 3 is skipped here."
     )
 
 

@@ -1,12 +1,13 @@
-"""The training corpora of chapters 8 and 9: the demo documents the filter keeps, and all of them.
+"""The training corpora of the nano models: the demo documents the filter keeps, and all of them.
 
 `filter_outcomes` decides, for every document, whether the five-stage filter keeps it, taking the
-first of these that is available for the run and saying which (the note is printed by chapter 8):
+first of these that is available for the run and saying which (in its note):
 
-1. chapter 7's verdicts, `runs/<run>/07_validation/outcomes_demo.parquet`, when they cover every
-   document (chapter 7 filters a sample of the demo corpus by default, which is not enough);
-2. the cascade chapter 7 runs, built the same way from `runs/<run>/artifacts/` (all five stages,
-   the registry's defaults), run here;
+1. the validation run's verdicts on the demo corpus (the run product `demo_outcomes`), when they
+   cover every document (the validation run filters a sample of the demo corpus by default,
+   which is not enough);
+2. the same five-stage cascade, built from the run's `artifacts` (all five stages, the
+   registry's defaults), run here;
 3. when the artifacts are incomplete: stages 1 and 4 only (AoA and symbolic, which need no
    trained model), with the run's AoA table if it has one, else the embedded Kuperman table.
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from littlekit import runs
 from littlekit.filter.artifacts import (
     artifact_path,
     artifact_problems,
@@ -35,8 +37,6 @@ from littlekit.filter.artifacts import (
 from littlekit.fit.pools import overlaps
 from littlekit.io import JsonlWriter
 
-PREVIOUS_OUTCOMES = "07_validation/outcomes_demo.parquet"
-ARTIFACTS = "artifacts"
 FALLBACK_STAGES = ("aoa", "symbolic")
 VERDICT_COLUMNS = ("status", "stage", "reason", "kept")
 CORPUS_COLUMNS = ("id", "text", "source", "band")
@@ -49,26 +49,24 @@ class FilterOutcomes:
     frame: pd.DataFrame  # the documents' columns + status, stage, reason, kept
     stages: list[str]
     note: str
-    source: str  # "chapter 7", "cascade" or "fallback"
+    source: str  # "demo_outcomes" (the validation run's verdicts), "cascade" or "fallback"
 
 
-def filter_outcomes(
-    documents: pd.DataFrame, run: str | os.PathLike, previous: str = PREVIOUS_OUTCOMES
-) -> FilterOutcomes:
+def filter_outcomes(documents: pd.DataFrame, run: str | os.PathLike) -> FilterOutcomes:
     """The filter's verdict on each of `documents` (columns id, text, ...) for this run; see the module."""
     run = Path(run)
     if documents["id"].duplicated().any():
         raise ValueError("documents have duplicate ids")
-    reused = _previous_outcomes(documents, run / previous)
+    reused = _previous_outcomes(documents, run)
     if isinstance(reused, FilterOutcomes):
         return reused
-    root = run / ARTIFACTS
+    root = runs.path(run, "artifacts")
     problems = artifact_problems(root, "all")
     if not problems:
         names = stage_list("all")
         frame = _run_cascade(documents, names, stage_options_from_artifacts(root, names))
         chain = " -> ".join(names)
-        note = f"{reused} Ran chapter 7's cascade ({chain}) from {root} on all {len(documents):,} documents."
+        note = f"{reused} Ran the cascade ({chain}) from {root} on all {len(documents):,} documents."
         return FilterOutcomes(frame, names, note.strip(), "cascade")
     names = list(FALLBACK_STAGES)
     aoa = artifact_path(root, "aoa_table")
@@ -77,16 +75,17 @@ def filter_outcomes(
     note = (
         f"{reused} The artifacts of the full cascade are missing ({'; '.join(problems)}), so only stages "
         f"1 and 4 ({' -> '.join(names)}) filtered the {len(documents):,} documents, with the AoA table "
-        f"{aoa if options else 'embedded in the package (Kuperman)'}. Run chapters 3, 4 and 6 "
-        "(or `make notebooks`) with the same run_name for the five-stage corpus."
+        f"{aoa if options else 'embedded in the package (Kuperman)'}. For the five-stage corpus, "
+        f"{runs.product('artifacts').made_by} makes its artifacts."
     )
     return FilterOutcomes(frame, names, note.strip(), "fallback")
 
 
-def _previous_outcomes(documents: pd.DataFrame, path: Path) -> FilterOutcomes | str:
-    """Chapter 7's verdicts when they cover every document, else a sentence saying why not."""
+def _previous_outcomes(documents: pd.DataFrame, run: Path) -> FilterOutcomes | str:
+    """The validation run's verdicts when they cover every document, else a sentence saying why not."""
+    path = runs.path(run, "demo_outcomes")
     if not path.is_file():
-        return f"{path} does not exist (chapter 7 has not run for this run)."
+        return runs.missing_note(run, "demo_outcomes") + "."
     previous = pd.read_parquet(path)
     missing = [c for c in ("id", *VERDICT_COLUMNS) if c not in previous.columns]
     if missing:
@@ -96,14 +95,15 @@ def _previous_outcomes(documents: pd.DataFrame, path: Path) -> FilterOutcomes | 
     covered = int(ids.isin(previous.index).sum())
     if covered < len(documents):
         return (
-            f"{path} covers {covered:,} of the {len(documents):,} documents (chapter 7 filters a sample; "
+            f"{path} covers {covered:,} of the {len(documents):,} documents "
+            f"({runs.product('demo_outcomes').made_by} filters a sample by default; "
             "run it with demo_sample_size at least the corpus size to reuse it)."
         )
     verdicts = previous.loc[ids, list(VERDICT_COLUMNS)].reset_index(drop=True)
     frame = pd.concat([documents.reset_index(drop=True), verdicts], axis=1)
     stages = [s for s in stage_list("all") if s in set(frame["stage"].dropna())] or stage_list("all")
-    note = f"Read chapter 7's verdicts on all {len(documents):,} documents from {path}."
-    return FilterOutcomes(frame, stages, note, "chapter 7")
+    note = f"Read the validation run's verdicts on all {len(documents):,} documents from {path}."
+    return FilterOutcomes(frame, stages, note, "demo_outcomes")
 
 
 def _run_cascade(documents: pd.DataFrame, names: Sequence[str], options: dict) -> pd.DataFrame:

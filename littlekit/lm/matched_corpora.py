@@ -1,8 +1,9 @@
-"""The two training sets of chapter 9's controlled comparison, held out alike and matched in tokens.
+"""The two training sets of the nano models' controlled comparison, held out alike and matched in tokens.
 
 nano LittleLearner trains on the K-5 corpus and nano UNFILTERED on the unfiltered corpus (the same
-source documents, no filter; chapter 8 writes both). For the comparison to say something about
-the data and nothing else, the two runs share the recipe, the tokenizer and the token budget, and:
+source documents, no filter; both are in the run product `training_corpora`). For the comparison
+to say something about the data and nothing else, the two runs share the recipe, the tokenizer and
+the token budget, and:
 
 - **Held out alike.** `held_out_mask` picks validation documents by a seeded hash of their id, not
   by position, so a document is held out from both corpora or from neither. Every K-5 document is
@@ -18,8 +19,9 @@ the data and nothing else, the two runs share the recipe, the tokenizer and the 
   whole documents instead would hand UNFILTERED, whose web pages run to thousands of tokens,
   a pool that is mostly tails the loader never reads.
 
-`prepare_matched_shards` does all of it and writes the four shard directories. `chapter8_inputs`
-reads the corpora and the tokenizer chapter 8 wrote for a run, or makes them with chapter 8's calls.
+`prepare_matched_shards` does all of it and writes the four shard directories.
+`training_corpora_inputs` reads a run's training corpora and K-5 tokenizer, or makes them with the
+same calls and defaults when the run has none.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from littlekit import runs
 from littlekit.lm.shards import write_shards
 
-CHAPTER8 = "08_tokenizer"
+# the files of the run product `training_corpora`
 K5_CORPUS, UNFILTERED_CORPUS, TOKENIZER = "k5_corpus.jsonl", "unfiltered_corpus.jsonl", "k5_bpe"
-CHAPTER8_VOCAB_SIZE, CHAPTER8_MIN_FREQUENCY = 4096, 2  # chapter 8's defaults
+DEFAULT_VOCAB_SIZE, DEFAULT_MIN_FREQUENCY = 4096, 2  # the K-5 BPE's defaults
 
 HELD_OUT_FRACTION = 0.1
 SPLITS = ("corpus", "train", "val")  # "corpus": the whole corpus, before holding out and sampling
@@ -194,15 +197,15 @@ def prepare_matched_shards(
     return MatchedShards(dirs, pd.DataFrame(rows))
 
 
-def chapter8_inputs(
+def training_corpora_inputs(
     run: str | os.PathLike,
     data_root: str | os.PathLike | None = None,
-    vocab_size: int = CHAPTER8_VOCAB_SIZE,
-    min_frequency: int = CHAPTER8_MIN_FREQUENCY,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
 ) -> tuple[pd.DataFrame, pd.DataFrame, Path, str]:
-    """(k5, unfiltered, tokenizer directory, note) from runs/<run>/08_tokenizer/.
+    """(k5, unfiltered, tokenizer directory, note) from the run product `training_corpora`.
 
-    When a file is missing (chapter 9 run on its own) all three are made with chapter 8's calls
+    When a file is missing (the training run on its own) all three are made with the same calls
     and defaults: the filter's verdicts on the whole demo corpus (`corpus_select.filter_outcomes`),
     the corpora without the documents sharing text with CommonCoreText-PD validation passages
     (`training_corpora`), and the K-5 byte-level BPE (`tokenizer.train_tokenizer`); the note says so.
@@ -211,11 +214,11 @@ def chapter8_inputs(
     from littlekit.lm.corpus_select import filter_outcomes, read_corpus, training_corpora, write_corpus
     from littlekit.lm.tokenizer import train_tokenizer
 
-    folder = Path(run) / CHAPTER8
+    folder = runs.path(run, "training_corpora")
     paths = folder / K5_CORPUS, folder / UNFILTERED_CORPUS, folder / TOKENIZER
-    missing = [str(p) for p in paths if not p.exists()]
+    missing = [p for p in paths if not p.exists()]
     if not missing:
-        note = f"Read chapter 8's corpora and tokenizer from {folder}."
+        note = f"Read the training corpora and the K-5 tokenizer from {folder}."
         return read_corpus(paths[0]), read_corpus(paths[1]), paths[2], note
     selection = filter_outcomes(corpora.load_demo_corpus(data_root), run)
     held_out = corpora.load_commoncoretext(data_root, split="validation")["text"]
@@ -224,8 +227,8 @@ def chapter8_inputs(
     write_corpus(unfiltered, paths[1])
     train_tokenizer(k5["text"], vocab_size, out_dir=paths[2], min_frequency=min_frequency)
     note = (
-        f"{', '.join(missing)} did not exist (chapter 8 has not run for this run), so they were made "
-        f"with chapter 8's calls and defaults: {selection.note} The K-5 byte-level BPE was trained with "
+        f"{runs.missing_note(run, 'training_corpora', missing=missing)}, so they were made here with "
+        f"the same calls and defaults: {selection.note} The K-5 byte-level BPE was trained with "
         f"vocab_size={vocab_size:,}, min_frequency={min_frequency}."
     )
     return read_corpus(paths[0]), read_corpus(paths[1]), paths[2], note
