@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from littlekit.analysis import validate as v
 from littlekit.databuild import corpora
 from littlekit.filter import filter_config as fc
-from littlekit.filter.cascade import Cascade
+from littlekit.filter.cascade import Cascade, cascade_outcomes
 from littlekit.filter.fasttext import FastTextStage
 from littlekit.filter.symbolic import SymbolicStage
 from littlekit.fit import operating_point as op
@@ -223,7 +222,7 @@ def test_applying_a_point_to_stored_scores_equals_running_the_stricter_cascade(t
     texts += ["the cat and dog play with x^2 and the ball"] * 2 + ["cat dog sun 3^4 park"]
     passages = pd.DataFrame({"id": [f"p{i}" for i in range(len(texts))], "text": texts})
     released = Cascade([FastTextStage(model), SymbolicStage()])
-    outcomes, _ = v.cascade_outcomes(released, passages)
+    outcomes, _ = cascade_outcomes(released, passages)
     scored = outcomes["fasttext_p_k5"]
     assert scored.notna().all()  # fastText scores every passage it sees
     kept_k5 = scored[outcomes["exit_index"] > 0]
@@ -231,7 +230,7 @@ def test_applying_a_point_to_stored_scores_equals_running_the_stricter_cascade(t
     assert (kept_k5 < threshold).any() and (outcomes["reason"] == "symbolic_exponents").any()
 
     swept = op.apply_operating_point(outcomes, released.names, fc.OperatingPoint(threshold))
-    strict, _ = v.cascade_outcomes(
+    strict, _ = cascade_outcomes(
         Cascade([FastTextStage(model, min_k5_prob=threshold), SymbolicStage()]), passages
     )
     for column in ("status", "stage", "reason", "kept", "exit_index"):
@@ -248,7 +247,7 @@ def test_applying_a_point_to_stored_scores_equals_running_the_stricter_cascade(t
 
 def test_stages_without_probabilities_get_no_p_k5_column():
     passages = pd.DataFrame({"id": ["a"], "text": ["the cat sat"]})
-    outcomes, _ = v.cascade_outcomes(Cascade([SymbolicStage()]), passages)
+    outcomes, _ = cascade_outcomes(Cascade([SymbolicStage()]), passages)
     assert not [c for c in outcomes.columns if c.endswith("_p_k5")]
 
 
@@ -466,12 +465,12 @@ def test_a_stricter_stage_1_maximum_applied_to_stored_outcomes_equals_the_strict
         }
     )
     lax = build_stages("aoa")[0]
-    released, _ = v.cascade_outcomes(Cascade([lax, SymbolicStage()]), passages)
+    released, _ = cascade_outcomes(Cascade([lax, SymbolicStage()]), passages)
     assert released["aoa_p95"].notna().all()
     kept_p95 = released.loc[released["exit_index"] > 0, "aoa_p95"]
     maximum = float(kept_p95.median())
     strict_stage = AoAStage(lax.lexicon, max_aoa=maximum, max_oov=lax.max_oov)
-    strict, _ = v.cascade_outcomes(Cascade([strict_stage, SymbolicStage()]), passages)
+    strict, _ = cascade_outcomes(Cascade([strict_stage, SymbolicStage()]), passages)
     swept = op.apply_operating_point(released, ["aoa", "symbolic"], fc.OperatingPoint(max_aoa=maximum))
     for column in ("status", "stage", "reason", "kept", "exit_index"):
         same = swept[column].astype(object).where(swept[column].notna(), None)

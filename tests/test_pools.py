@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from littlekit.analysis.validate import INPUT, retention_after_stages
 from littlekit.filter.cascade import Cascade
 from littlekit.filter.registry import build_stages
 from littlekit.fit.pools import (
     BEYOND_POOL,
-    INPUT,
     K5_POOL,
     document_frequency,
     overlaps,
@@ -17,7 +17,6 @@ from littlekit.fit.pools import (
     pool_of,
     pool_summary,
     pool_texts,
-    retention_after_stages,
 )
 from littlekit.io import Document, RecordError
 

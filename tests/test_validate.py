@@ -5,7 +5,7 @@ import pytest
 
 from littlekit.analysis import validate as v
 from littlekit.databuild.corpora import load_standards
-from littlekit.filter.cascade import Cascade
+from littlekit.filter.cascade import Cascade, cascade_outcomes
 from littlekit.filter.frequency import FrequencyStage
 from littlekit.filter.symbolic import SymbolicStage
 from littlekit.grades import beyond_label
@@ -33,7 +33,7 @@ STAGES = ["symbolic", "frequency"]
 @pytest.fixture
 def outcomes():
     cascade = Cascade([SymbolicStage(), FrequencyStage({"photosynthesis": 6.0, "cat": 0.0})])
-    frame, report = v.cascade_outcomes(cascade, PASSAGES)
+    frame, report = cascade_outcomes(cascade, PASSAGES)
     frame["group"] = frame["band"].map(beyond_label)
     assert report.read == len(PASSAGES)
     return frame
@@ -50,7 +50,7 @@ def test_outcomes_record_where_each_passage_left(outcomes):
 
 def test_duplicate_ids_are_refused():
     with pytest.raises(ValueError, match="duplicate"):
-        v.cascade_outcomes(Cascade([SymbolicStage()]), pd.concat([PASSAGES, PASSAGES]))
+        cascade_outcomes(Cascade([SymbolicStage()]), pd.concat([PASSAGES, PASSAGES]))
 
 
 def test_retention_is_cumulative_per_group(outcomes):

@@ -1,12 +1,13 @@
 """Validating the whole cascade on grade-labelled passages: the paper's Figure 2, Table 4, its
 n-gram leakage audit (Appendix A.6) and examples of dropped documents (Appendix A.7).
 
-- `cascade_outcomes` runs a Cascade over a frame of passages and keeps, per passage, where it
-  left the cascade (the stage and reason) next to the frame's own columns (band, source, ...).
+- `littlekit.filter.cascade.cascade_outcomes` runs a Cascade over a frame of passages and keeps,
+  per passage, where it left the cascade (the stage and reason) next to the frame's own columns.
 - `retention_table` turns that into Figure 2: after each stage (and before any, "raw"), how many
   passages of each group are still in, their share and a Wilson interval. Retention is
   cumulative: a passage counts as retained after stage j when it left at a later stage or was
-  kept. `target_check` compares the final shares with the acceptance targets.
+  kept. `target_check` compares the final shares with the acceptance targets;
+  `retention_after_stages` is the same count from a frame of outcomes' status and stage.
 - `retained_vs_removed` is Table 4: word counts, sentence length and long words of the K-5
   passages the cascade kept against those it removed.
 - `standards_terms` extracts grade-6+ multi-word terms from CCSS/NGSS text by fixed rules (see
@@ -23,13 +24,13 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade, CascadeReport
-from littlekit.io import Document
+from littlekit.filter.cascade import DROPPED, ERRORED, KEPT
 from littlekit.readability import LONG_WORD_CHARS, long_word_share, mean_sentence_length
 from littlekit.stats import wilson_interval
 from littlekit.text import word_tokens
 
 RAW = "raw"
+INPUT = "input"  # the row of a retention_after_stages table before any stage
 # The names Figure 2 gives the stages, keyed by our stage names.
 FIGURE2_LABELS: dict[str, str] = {
     RAW: "Raw",
@@ -61,49 +62,6 @@ PAPER_N_TERMS = 126
 PAPER_TERM_HIT_RATE = 0.0009  # 0.09% of retained passages hold one of the 126 terms
 
 # --- running the cascade ------------------------------------------------------------------------
-
-
-def cascade_outcomes(
-    cascade: Cascade, passages: pd.DataFrame, text_column: str = "text", id_column: str = "id"
-) -> tuple[pd.DataFrame, CascadeReport]:
-    """Run `cascade` over the passages; return (one row per passage, the cascade's report).
-
-    The rows keep the frame's columns and add `status` (kept / dropped / errored), `stage` (the
-    stage that dropped it or raised on it; None when kept), `reason`, `kept` (bool) and
-    `exit_index` (position in the cascade of the stage it left at; len(stages) when kept), and for
-    each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) it gave
-    (NaN where it did not score the passage), and `aoa_p95` (stage 1's 95th-percentile AoA), so a
-    threshold can be swept without re-scoring
-    (`littlekit.fit.operating_point.apply_operating_point`). The report is checked: its counts must
-    add up.
-    """
-    if passages[id_column].duplicated().any():
-        raise ValueError(f"column {id_column!r} has duplicate ids; each passage needs its own")
-    documents = [
-        Document(str(pid), str(text), line=i + 1)
-        for i, (pid, text) in enumerate(zip(passages[id_column], passages[text_column], strict=True))
-    ]
-    run = cascade.run(documents)
-    outcomes = list(run)
-    run.report.check()
-    position = {name: i for i, name in enumerate(cascade.names)}
-    frame = passages.reset_index(drop=True).copy()
-    frame["status"] = [o.status for o in outcomes]
-    frame["stage"] = [o.stage for o in outcomes]
-    frame["reason"] = [o.reason for o in outcomes]
-    frame["kept"] = frame["status"].eq(KEPT)
-    # an input error (no stage) counts as read (raw) but leaves at the first stage
-    frame["exit_index"] = [
-        len(cascade.names) if o.status == KEPT else position.get(o.stage, 0) for o in outcomes
-    ]
-    aoa_p95 = [(o.scores.get("aoa") or {}).get("p95_aoa") for o in outcomes]
-    if "aoa" in cascade.names and any(p is not None for p in aoa_p95):
-        frame["aoa_p95"] = [np.nan if p is None else float(p) for p in aoa_p95]
-    for name in cascade.names:
-        probs = [(o.scores.get(name) or {}).get("probs") for o in outcomes]
-        if any(isinstance(p, dict) and "K5" in p for p in probs):
-            frame[f"{name}_p_k5"] = [p.get("K5", np.nan) if isinstance(p, dict) else np.nan for p in probs]
-    return frame, run.report
 
 
 # --- Figure 2 -----------------------------------------------------------------------------------
@@ -502,3 +460,32 @@ def plot_retention(
     ax.yaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
     ax.set_ylabel("retained")
     return ax
+
+
+def retention_after_stages(
+    frame: pd.DataFrame, stages: Sequence[str], group: str, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Share of each group's documents still kept after each stage (and at the input).
+
+    `frame` has one row per document with `group`, `status` and `stage` (the stage that dropped
+    or errored it; None when kept), as `pool_frame` gives it. A document dropped or errored at
+    stage i counts as kept after every stage before i. Rows: (after, group) with n, kept, share
+    and a Wilson interval; `after` runs "input", then the stages in order. The counting is
+    `retention_table`'s (Figure 2); this only adds the exit positions it
+    needs and names the rows by stage.
+    """
+    unknown = set(frame.loc[frame["status"] != KEPT, "stage"].dropna()) - set(stages)
+    if unknown:
+        raise ValueError(f"documents left at stages {sorted(unknown)} not among {list(stages)}")
+    position = {name: i for i, name in enumerate(stages)}
+    # the index of the first stage a document did not pass; len(stages) for kept documents, and
+    # 0 for a record that errored before any stage (it counts at the input, never after stage 1)
+    exits = frame.assign(
+        exit_index=[
+            len(stages) if status == KEPT else position.get(stage, 0)
+            for status, stage in zip(frame["status"], frame["stage"], strict=True)
+        ]
+    )
+    table = retention_table(exits, stages, by=group, confidence=confidence)
+    table = table.rename(columns={"stage": "after", "retained": "kept"}).replace({"after": {RAW: INPUT}})
+    return table.set_index(["after", group])[["n", "kept", "share", "ci_low", "ci_high"]]

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from littlekit.filter.base import Decision, PriorGate, Stage
@@ -404,3 +405,46 @@ def _guard(fn, arg) -> Decision | Exception:
     if not isinstance(verdict, Decision):
         return TypeError(f"stage returned {type(verdict).__name__}, not a Decision")
     return verdict
+
+
+def cascade_outcomes(
+    cascade: Cascade, passages: pd.DataFrame, text_column: str = "text", id_column: str = "id"
+) -> tuple[pd.DataFrame, CascadeReport]:
+    """Run `cascade` over the passages; return (one row per passage, the cascade's report).
+
+    The rows keep the frame's columns and add `status` (kept / dropped / errored), `stage` (the
+    stage that dropped it or raised on it; None when kept), `reason`, `kept` (bool) and
+    `exit_index` (position in the cascade of the stage it left at; len(stages) when kept), and for
+    each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) it gave
+    (NaN where it did not score the passage), and `aoa_p95` (stage 1's 95th-percentile AoA), so a
+    threshold can be swept without re-scoring
+    (`littlekit.fit.operating_point.apply_operating_point`). The report is checked: its counts must
+    add up.
+    """
+    if passages[id_column].duplicated().any():
+        raise ValueError(f"column {id_column!r} has duplicate ids; each passage needs its own")
+    documents = [
+        Document(str(pid), str(text), line=i + 1)
+        for i, (pid, text) in enumerate(zip(passages[id_column], passages[text_column], strict=True))
+    ]
+    run = cascade.run(documents)
+    outcomes = list(run)
+    run.report.check()
+    position = {name: i for i, name in enumerate(cascade.names)}
+    frame = passages.reset_index(drop=True).copy()
+    frame["status"] = [o.status for o in outcomes]
+    frame["stage"] = [o.stage for o in outcomes]
+    frame["reason"] = [o.reason for o in outcomes]
+    frame["kept"] = frame["status"].eq(KEPT)
+    # an input error (no stage) counts as read (raw) but leaves at the first stage
+    frame["exit_index"] = [
+        len(cascade.names) if o.status == KEPT else position.get(o.stage, 0) for o in outcomes
+    ]
+    aoa_p95 = [(o.scores.get("aoa") or {}).get("p95_aoa") for o in outcomes]
+    if "aoa" in cascade.names and any(p is not None for p in aoa_p95):
+        frame["aoa_p95"] = [np.nan if p is None else float(p) for p in aoa_p95]
+    for name in cascade.names:
+        probs = [(o.scores.get(name) or {}).get("probs") for o in outcomes]
+        if any(isinstance(p, dict) and "K5" in p for p in probs):
+            frame[f"{name}_p_k5"] = [p.get("K5", np.nan) if isinstance(p, dict) else np.nan for p in probs]
+    return frame, run.report

@@ -639,7 +639,7 @@ def apply_operating_point(
 ) -> pd.DataFrame:
     """A released-rule cascade's outcomes re-decided under stricter P(K5) minimums, without re-scoring.
 
-    `outcomes` is `littlekit.analysis.validate.cascade_outcomes`'s frame with `<stage>_p_k5` columns (the
+    `outcomes` is `littlekit.filter.cascade.cascade_outcomes`'s frame with `<stage>_p_k5` columns (the
     P(K5) each classifier stage gave a passage; NaN where it did not score it) and must come from a
     run with the released rules at those stages. A threshold only removes documents a stage kept,
     and every later stage scores a document the same whatever came before, so the verdicts equal
@@ -653,7 +653,7 @@ def apply_operating_point(
     frame = outcomes.copy()
     if max_aoa is not None and "aoa" in stages:
         if "aoa_p95" not in frame.columns:
-            raise KeyError("outcomes lack aoa_p95: run the cascade with validate.cascade_outcomes")
+            raise KeyError("outcomes lack aoa_p95: run the cascade with cascade_outcomes")
         position = list(stages).index("aoa")
         high = (frame["exit_index"] > position) & (frame["aoa_p95"].astype(float) > max_aoa)
         frame.loc[high, ["status", "stage", "reason"]] = [DROPPED, "aoa", "aoa_p95"]
@@ -665,7 +665,7 @@ def apply_operating_point(
             continue
         column = f"{stage}_p_k5"
         if column not in frame.columns:
-            raise KeyError(f"outcomes lack {column}: run the cascade with validate.cascade_outcomes")
+            raise KeyError(f"outcomes lack {column}: run the cascade with cascade_outcomes")
         passed = frame["exit_index"] > position  # the stage kept it under the released rule
         low = passed & (frame[column].astype(float) < minimum)
         frame.loc[low, ["status", "stage", "reason"]] = [DROPPED, stage, f"{stage}_low_k5_prob"]
@@ -689,14 +689,14 @@ def best_in_hindsight(
 
     A diagnostic, never a choice: it is tuned on the very passages it is scored on, so it is an
     upper bound on what any operating point could reach there with these classifiers. `outcomes`
-    comes from a released-rule run (`validate.cascade_outcomes`: band, kept, aoa_p95,
+    comes from a released-rule run (`cascade_outcomes`: band, kept, aoa_p95,
     fasttext_p_k5, encoder_p_k5); a passage the released rules dropped stays dropped. Returns
     max_aoa, encoder_min_k5_prob, fasttext_min_k5_prob, and k5_kept, n_k5, beyond_kept, n_beyond
     with their shares; ties go to the laxest settings.
     """
     missing = {"band", "kept", "aoa_p95", "fasttext_p_k5", "encoder_p_k5"} - set(outcomes.columns)
     if missing:
-        raise KeyError(f"outcomes lack {sorted(missing)}: run the cascade with validate.cascade_outcomes")
+        raise KeyError(f"outcomes lack {sorted(missing)}: run the cascade with cascade_outcomes")
     k5 = (outcomes["band"] == "K5").to_numpy()
     kept = outcomes["kept"].to_numpy(dtype=bool)
     aoa = outcomes["aoa_p95"].to_numpy(dtype=float)

@@ -15,11 +15,9 @@ not say which dropped documents count as Beyond-K-5; here the rule is explicit:
   only add noise to the Beyond side.
 
 `pool_frame` turns cascade outcomes into one row per document with its pool; `pool_texts`
-gives the two lists `littlekit.filter.word_table.score_words` takes. `retention_after_stages` counts,
-per group (e.g. K-5 vs Beyond K-5), the share still kept after each stage, for Figure-2 style
-tables (through `littlekit.analysis.validate.retention_table`). `overlaps` flags documents sharing text
-with a held-out set, to keep it out of the pools;
-`document_frequency` tells a word spread over a pool from one that a single document repeats.
+gives the two lists `littlekit.filter.word_table.score_words` takes. `overlaps` flags documents
+sharing text with a held-out set, to keep it out of the pools; `document_frequency` tells a
+word spread over a pool from one that a single document repeats.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from littlekit.analysis.validate import RAW, retention_table
 from littlekit.filter.cascade import DROPPED, KEPT, Outcome
 from littlekit.fit.labels import shingles
 from littlekit.text import word_tokens
@@ -42,7 +39,6 @@ BEYOND_REASONS = frozenset(
     {"aoa_p95"} | {f"{stage}_{band}" for stage in ("fasttext", "encoder") for band in BEYOND_BANDS}
 )
 BEYOND_PREFIXES = ("symbolic_",)
-INPUT = "input"  # the row of a retention table before any stage
 
 
 def pool_of(status: str, reason: str | None) -> str | None:
@@ -98,35 +94,6 @@ def pool_summary(frame: pd.DataFrame) -> pd.DataFrame:
     )
     order = {name: i for i, name in enumerate([*POOLS, "neither"])}
     return table.sort_index(key=lambda level: level.map(order) if level.name == "pool" else level)
-
-
-def retention_after_stages(
-    frame: pd.DataFrame, stages: Sequence[str], group: str, confidence: float = 0.95
-) -> pd.DataFrame:
-    """Share of each group's documents still kept after each stage (and at the input).
-
-    `frame` has one row per document with `group`, `status` and `stage` (the stage that dropped
-    or errored it; None when kept), as `pool_frame` gives it. A document dropped or errored at
-    stage i counts as kept after every stage before i. Rows: (after, group) with n, kept, share
-    and a Wilson interval; `after` runs "input", then the stages in order. The counting is
-    `littlekit.analysis.validate.retention_table`'s (Figure 2); this only adds the exit positions it
-    needs and names the rows by stage.
-    """
-    unknown = set(frame.loc[frame["status"] != KEPT, "stage"].dropna()) - set(stages)
-    if unknown:
-        raise ValueError(f"documents left at stages {sorted(unknown)} not among {list(stages)}")
-    position = {name: i for i, name in enumerate(stages)}
-    # the index of the first stage a document did not pass; len(stages) for kept documents, and
-    # 0 for a record that errored before any stage (it counts at the input, never after stage 1)
-    exits = frame.assign(
-        exit_index=[
-            len(stages) if status == KEPT else position.get(stage, 0)
-            for status, stage in zip(frame["status"], frame["stage"], strict=True)
-        ]
-    )
-    table = retention_table(exits, stages, by=group, confidence=confidence)
-    table = table.rename(columns={"stage": "after", "retained": "kept"}).replace({"after": {RAW: INPUT}})
-    return table.set_index(["after", group])[["n", "kept", "share", "ci_low", "ci_high"]]
 
 
 def overlaps(texts: Iterable[str], reference: Iterable[str], n: int = 8) -> list[bool]:

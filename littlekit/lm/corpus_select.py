@@ -107,8 +107,7 @@ def _previous_outcomes(documents: pd.DataFrame, run: Path) -> FilterOutcomes | s
 
 
 def _run_cascade(documents: pd.DataFrame, names: Sequence[str], options: dict) -> pd.DataFrame:
-    from littlekit.analysis.validate import cascade_outcomes
-    from littlekit.filter.cascade import Cascade
+    from littlekit.filter.cascade import Cascade, cascade_outcomes
     from littlekit.filter.registry import build_stages
 
     frame, _ = cascade_outcomes(Cascade(build_stages(names, options)), documents.reset_index(drop=True))
