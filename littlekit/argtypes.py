@@ -46,3 +46,37 @@ def fraction(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {text}")
     return value
+
+
+def int_range(low: int, high: int):
+    """An argument type: a whole number from low to high (a count, a seed), e.g. int_range(0, 2**32 - 1)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low:,} and {high:,}, got {text}")
+        return value
+
+    parse.__name__ = f"int_range({low}, {high})"
+    return parse
+
+
+port = int_range(1, 65535)  # a TCP port (0 would ask the OS for any free one, which a script cannot share)
+
+
+def non_negative(text: str) -> float:
+    value = finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0 (an age, a size): NaN, infinities, 0 and negatives are refused."""
+    value = finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
+    return value

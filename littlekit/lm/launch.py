@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from littlekit import __version__
+from littlekit.argtypes import Parser, UsageError, int_range, port, positive_float
 from littlekit.lm.sizes import (
     DEFAULT_VOCAB_SIZE,
     QWEN3_SIZES,
@@ -80,6 +81,10 @@ TIME_MARGIN = 0.20  # the Slurm time limit is the estimate plus this fraction, r
 PAPER_RUN = {"size": "5B", "gpu": "B200", "n_gpus": 8, "hours": 100.0, "tokens": (80e9, 88e9)}
 
 _SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+MAX_TOKENS = 10**15  # 1,000T: far beyond any corpus; a larger budget is a typo (1e30, an extra suffix)
+MAX_COUNT = 2**31 - 1  # nodes, GPUs, batch sizes, lengths, CPUs
+MAX_VOCAB = 2**32  # token ids are stored as uint32 at most
+MAX_HOURS = 24 * 365 * 100  # checkpoint interval and time limits: a century is a typo
 
 
 def parse_count(text: str | int | float) -> int:
@@ -91,9 +96,19 @@ def parse_count(text: str | int | float) -> int:
         if not match:
             raise ValueError(f"expected a count like 80B, 500M or 88e9, got {text!r}")
         value = float(match.group(1)) * _SUFFIXES[match.group(2)]
-    if not math.isfinite(value) or value < 1:
+    if math.isnan(value) or value < 1:
         raise ValueError(f"expected a positive count, got {text!r}")
+    if not value <= MAX_TOKENS:  # also inf
+        raise ValueError(f"{text!r} is more than 1,000T (10^15) tokens, beyond any corpus; a typo?")
     return int(round(value))
+
+
+def token_count(text: str) -> int:
+    """parse_count as an argument type: one line naming the flag and the value when it is refused."""
+    try:
+        return parse_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 @dataclass
@@ -277,8 +292,14 @@ def make_plan(config: LaunchConfig) -> Plan:
     )
     if c.parallel not in ("ddp", "fsdp"):
         plan.problems.append(f"parallel must be ddp or fsdp, got {c.parallel!r}")
-    if not c.checkpoint_hours > 0:
-        plan.problems.append(f"checkpoint hours must be positive, got {c.checkpoint_hours}")
+    if not 0 < c.checkpoint_hours <= MAX_HOURS:
+        plan.problems.append(
+            f"checkpoint hours must be positive (at most {MAX_HOURS:,}), got {c.checkpoint_hours}"
+        )
+    if not 1 <= c.master_port <= 65535:
+        plan.problems.append(f"master port must be between 1 and 65535, got {c.master_port}")
+    if c.tokens > MAX_TOKENS:
+        plan.problems.append(f"token budget {c.tokens:.3g} is more than 1,000T (10^15) tokens; a typo?")
     if not numbers_ok or c.size not in QWEN3_SIZES or c.parallel not in ("ddp", "fsdp"):
         return plan
     if problem := _batch_problem(c):
@@ -314,6 +335,12 @@ def make_plan(config: LaunchConfig) -> Plan:
         if 0.0 < c.mfu <= 1.0:
             plan.hours = estimate_hours(plan.total_flops, c.world_size, GPUS[c.gpu], c.mfu)
             plan.gpu_hours = plan.hours * c.world_size
+            if not plan.hours <= MAX_HOURS:  # also inf, from an MFU too small to be meant
+                plan.problems.append(
+                    f"estimated wall time {plan.hours:.3g} h is more than a century: check --tokens, "
+                    f"--mfu ({c.mfu:g}) and the number of GPUs"
+                )
+                return plan
             _check_time(plan)
             if c.checkpoint_hours > 0 and plan.hours > 0:
                 plan.save_every = max(1, round(plan.steps * c.checkpoint_hours / plan.hours))
@@ -344,6 +371,11 @@ def _check_time(plan: Plan) -> None:
     except ValueError as exc:
         plan.problems.append(str(exc))
         return
+    if not 0 < limit <= MAX_HOURS:
+        plan.problems.append(
+            f"--time {plan.config.time}: a time limit must be more than 0 and at most {MAX_HOURS:,} h"
+        )
+        return
     if limit < plan.hours:
         jobs = math.ceil(plan.hours / limit)
         plan.warnings.append(
@@ -364,17 +396,21 @@ def check_script(plan: Plan) -> list[str]:
     if problems:
         return problems
     try:
-        from littlekit.lm.train import add_train_parser
+        from littlekit.lm.train import add_train_parser, parse_source
     except ImportError as exc:  # the arguments cannot be checked, but nothing is known wrong
         plan.warnings.append(f"arguments not checked against `littlekit train`: {exc}")
         return problems
-    parser = argparse.ArgumentParser(prog="littlekit", exit_on_error=False)
+    parser = Parser(prog="littlekit")  # a refused argument raises UsageError naming it
     add_train_parser(parser.add_subparsers(dest="command"))
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # argparse prints usage before exiting
             parser.parse_args(["train", *train_argv(plan.train_args())])
-    except (argparse.ArgumentError, SystemExit) as exc:
+    except (UsageError, argparse.ArgumentError, SystemExit) as exc:
         problems.append(f"`littlekit train` refuses the generated arguments: {exc}")
+    for source in c.data if c.mix is None else []:
+        weight = parse_source(source)[1]
+        if not (math.isfinite(weight) and weight > 0):
+            problems.append(f"--data {source}: a source's weight must be a positive number")
     return problems
 
 
@@ -568,6 +604,9 @@ def plan_table(
 # --- command line -----------------------------------------------------------------------------
 
 
+COUNT = int_range(1, MAX_COUNT)
+
+
 def add_launch_parser(subparsers) -> argparse.ArgumentParser:
     """Register `littlekit launch` on the CLI's subparsers."""
     p = subparsers.add_parser(
@@ -578,13 +617,13 @@ def add_launch_parser(subparsers) -> argparse.ArgumentParser:
     )
     what = p.add_argument_group("what to train")
     what.add_argument("--size", required=True, help=f"model size: {', '.join(QWEN3_SIZES)}")
-    what.add_argument("--tokens", required=True, type=parse_count, help="token budget, e.g. 80B")
-    what.add_argument("--seq-len", type=int, default=4096)
-    what.add_argument("--global-batch", type=int, default=256, help="sequences per step (all GPUs)")
-    what.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per pass")
+    what.add_argument("--tokens", required=True, type=token_count, help="token budget, e.g. 80B")
+    what.add_argument("--seq-len", type=COUNT, default=4096)
+    what.add_argument("--global-batch", type=COUNT, default=256, help="sequences per step (all GPUs)")
+    what.add_argument("--micro-batch", type=COUNT, default=1, help="sequences per GPU per pass")
     what.add_argument(
         "--vocab-size",
-        type=int,
+        type=int_range(1, MAX_VOCAB),
         help=f"for counts and memory (default: the --tokenizer's when it is a local directory, "
         f"else {DEFAULT_VOCAB_SIZE:,})",
     )
@@ -614,25 +653,27 @@ def add_launch_parser(subparsers) -> argparse.ArgumentParser:
         help="extra argument for `littlekit train`, repeatable (e.g. --train-arg=--compile)",
     )
     where = p.add_argument_group("where and how long")
-    where.add_argument("--nodes", type=int, default=1)
-    where.add_argument("--gpus-per-node", type=int, default=8)
+    where.add_argument("--nodes", type=COUNT, default=1)
+    where.add_argument("--gpus-per-node", type=COUNT, default=8)
     where.add_argument("--gpu", default="B200", help=f"peak FLOPS and memory of: {', '.join(GPUS)}")
-    where.add_argument("--mfu", type=float, default=DEFAULT_MFU, help="assumed model FLOPs utilisation")
+    where.add_argument(
+        "--mfu", type=positive_float, default=DEFAULT_MFU, help="assumed model FLOPs utilisation"
+    )
     where.add_argument("--time", help="Slurm time limit (default: estimate + 20%%, whole hours)")
     where.add_argument(
         "--checkpoint-hours",
-        type=float,
+        type=positive_float,
         default=1.0,
         help="save last/ and validate about this often (default 1 h of estimated training)",
     )
     where.add_argument("--partition")
     where.add_argument("--account")
     where.add_argument("--job-name")
-    where.add_argument("--cpus-per-gpu", type=int, default=8)
+    where.add_argument("--cpus-per-gpu", type=COUNT, default=8)
     where.add_argument("--log-dir", default="logs")
     where.add_argument("--venv", help="virtual environment to activate on the nodes")
     where.add_argument("--workdir", help="directory to cd into on the nodes")
-    where.add_argument("--master-port", type=int, default=29500)
+    where.add_argument("--master-port", type=port, default=29500, help="torchrun rendezvous port (1-65535)")
     p.add_argument("--out", type=Path, help="script path (default: littlelearner-<size>.sbatch)")
     p.add_argument("--dry-run", action="store_true", help="check and print; write nothing")
     return p
@@ -643,9 +684,9 @@ def vocab_size_for(tokenizer: str | None, vocab_size: int | None) -> int:
     if vocab_size is not None:
         return vocab_size
     if tokenizer and Path(tokenizer).is_dir():
-        from transformers import AutoTokenizer
+        from littlekit.lm.tokenizer import load_tokenizer
 
-        return len(AutoTokenizer.from_pretrained(tokenizer))
+        return len(load_tokenizer(tokenizer))
     return DEFAULT_VOCAB_SIZE
 
 

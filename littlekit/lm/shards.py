@@ -9,6 +9,10 @@ Layout of a shard directory written by `write_shards`:
   bits per byte divides by). Kept out of the JSON so millions of documents stay cheap to load.
 - `manifest.json`: dtype, special ids, shard files with token and document counts, totals.
 
+`TokenShards` checks a directory against its manifest when it opens it (every shard file's size
+against its token count and dtype, the documents table against the totals) and raises ShardError,
+one message naming the file and how to rebuild it, rather than failing later inside a batch.
+
 `BatchLoader` builds every row from whole documents: a row starts at a document's BOS, the
 following documents (in the source's seeded per-epoch order) are packed after it, and the
 document that overflows the row is cropped; its tail is not used. The rows of a global batch are
@@ -181,26 +185,183 @@ def write_shards(
     return manifest
 
 
+class ShardError(ValueError):
+    """A shard directory that cannot be read as `write_shards` wrote it; the message names the
+    file, what is wrong with it and what to do."""
+
+
+class ShardsNotFound(ShardError, FileNotFoundError):
+    """No shard directory there: the path does not exist, or the folder holds no manifest.json."""
+
+
+_MANIFEST_KEYS = ("dtype", "bos_id", "eos_id", "n_docs", "n_tokens", "total_bytes", "documents", "shards")
+_MANIFEST_KEYS += ("vocab_sha256",)
+_DTYPES = ("uint16", "uint32")
+
+
+def read_manifest(directory: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a shard directory, or ShardError (ShardsNotFound when there is none) naming
+    the file and what to do: a missing or empty folder, another kind of folder, a half-written or
+    corrupt manifest."""
+    folder = Path(directory)
+    path = folder / MANIFEST
+    if not folder.exists():
+        raise ShardsNotFound(
+            f"shard directory {folder} does not exist; check the path, or {_rebuild(folder)}"
+        )
+    if not folder.is_dir():
+        raise ShardError(
+            f"{folder} is a file, not a shard directory (the folder write_shards writes, holding {MANIFEST})"
+        )
+    if not path.is_file():
+        raise ShardsNotFound(_no_manifest(folder))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ShardError(f"{path} is corrupt ({type(exc).__name__}: {exc}); {_rebuild(folder)}") from None
+    if not isinstance(manifest, dict) or (missing := [k for k in _MANIFEST_KEYS if k not in manifest]):
+        what = f"lacks {', '.join(missing)}" if isinstance(manifest, dict) else "is not a JSON object"
+        raise ShardError(f"{path} is not a write_shards manifest (it {what}); {_rebuild(folder)}")
+    if manifest.get("format", FORMAT_VERSION) != FORMAT_VERSION:
+        raise ShardError(
+            f"{path} has format {manifest['format']!r}, this littlekit reads format "
+            f"{FORMAT_VERSION}; {_rebuild(folder)}"
+        )
+    return manifest
+
+
+def _rebuild(folder: Path) -> str:
+    """What to do about a damaged shard directory, for the end of a message."""
+    return (
+        f"rebuild it with littlekit.lm.shards.write_shards(texts, tokenizer, {str(folder)!r}, "
+        f"overwrite=True) (chapter 9 writes its shards with matched_corpora.prepare_matched_shards)"
+    )
+
+
+def _no_manifest(folder: Path) -> str:
+    names = sorted(p.name for p in folder.iterdir())
+    if not names:
+        return f"{folder} is empty: no {MANIFEST}, so no shards were written there; {_rebuild(folder)}"
+    if any(name.startswith("shard_") or name in (DOCUMENTS, MANIFEST + ".tmp") for name in names):
+        return (
+            f"{folder / MANIFEST} is missing: the shards there were never finished (write_shards "
+            f"writes the manifest last); {_rebuild(folder)}"
+        )
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    kind = " (it looks like a tokenizer directory)" if "tokenizer.json" in names else ""
+    return (
+        f"{folder} is not a shard directory{kind}: it has no {MANIFEST} (it holds {shown}); pass "
+        f"the folder write_shards wrote, or {_rebuild(folder)}"
+    )
+
+
 class TokenShards:
-    """Read-only view of a shard directory; token files are memory-mapped, never loaded whole."""
+    """Read-only view of a shard directory; token files are memory-mapped, never loaded whole.
+
+    Opening checks the directory against its manifest (ShardError naming the file otherwise): the
+    documents table's shape and length, and every shard file's size against its token count and
+    dtype, so a truncated or mis-typed file fails here rather than deep in a batch.
+    """
 
     def __init__(self, directory: str | os.PathLike):
         self.dir = Path(directory)
-        manifest_path = self.dir / MANIFEST
-        if not manifest_path.exists():
-            raise FileNotFoundError(f"{manifest_path} not found (write it with write_shards)")
-        self.manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+        self.manifest: dict[str, Any] = read_manifest(self.dir)
+        try:
+            self._check_manifest()
+            docs = self._documents()
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ShardError):
+                raise
+            raise ShardError(
+                f"{self.dir / MANIFEST} is not a valid write_shards manifest "
+                f"({type(exc).__name__}: {exc}); {_rebuild(self.dir)}"
+            ) from None
         self.dtype = np.dtype(self.manifest["dtype"])
         self.bos_id: int = self.manifest["bos_id"]
         self.eos_id: int = self.manifest["eos_id"]
-        # Plain ndarray views of the mappings: indexing a np.memmap object costs ~10x more per call.
-        docs = np.asarray(np.load(self.dir / self.manifest["documents"], mmap_mode="r"))
         self.starts, self.lengths, self.doc_bytes = docs[:, 0], docs[:, 1], docs[:, 2]
         self._shard_starts = [int(s["start"]) for s in self.manifest["shards"]]
         self._maps: dict[int, np.ndarray] = {}
 
+    def _check_manifest(self) -> None:
+        m, path = self.manifest, self.dir / MANIFEST
+        if m["dtype"] not in _DTYPES:
+            raise ShardError(
+                f"{path} gives dtype {m['dtype']!r}, not one of {', '.join(_DTYPES)}; {_rebuild(self.dir)}"
+            )
+        dtype = np.dtype(m["dtype"])
+        vocab = m.get("vocab_size")
+        if vocab is not None and int(vocab) - 1 > np.iinfo(dtype).max:
+            raise ShardError(
+                f"{path} gives dtype {dtype.name}, too small for its vocabulary of {vocab:,} "
+                f"ids; {_rebuild(self.dir)}"
+            )
+        start = 0
+        for entry in m["shards"]:
+            file = self.dir / str(entry["file"])
+            tokens = int(entry["tokens"])
+            if int(entry["start"]) != start:
+                raise ShardError(
+                    f"{path} lists {entry['file']} at token {entry['start']}, after "
+                    f"{start:,} tokens of earlier shards; {_rebuild(self.dir)}"
+                )
+            if not file.is_file():
+                raise ShardError(
+                    f"{file} is missing (listed in {path}); copy it again or {_rebuild(self.dir)}"
+                )
+            size, expected = file.stat().st_size, tokens * dtype.itemsize
+            if size != expected:
+                raise ShardError(_size_problem(file, size, tokens, dtype) + f"; {_rebuild(self.dir)}")
+            start += tokens
+        if start != int(m["n_tokens"]):
+            raise ShardError(
+                f"{path} lists shards of {start:,} tokens in all but n_tokens {m['n_tokens']:,}; "
+                f"{_rebuild(self.dir)}"
+            )
+
+    def _documents(self) -> np.ndarray:
+        path = self.dir / str(self.manifest["documents"])
+        if not path.is_file():
+            raise ShardError(f"{path} is missing (listed in {self.dir / MANIFEST}); {_rebuild(self.dir)}")
+        with path.open("rb") as handle:
+            if handle.read(6) != b"\x93NUMPY":
+                raise ShardError(f"{path} is corrupt (not a .npy array file); {_rebuild(self.dir)}")
+        try:  # a plain ndarray view of the mapping: indexing a np.memmap costs ~10x more per call
+            docs = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
+        except (ValueError, OSError, EOFError) as exc:
+            raise ShardError(
+                f"{path} is corrupt ({type(exc).__name__}: {exc}); {_rebuild(self.dir)}"
+            ) from None
+        n_docs, n_tokens = int(self.manifest["n_docs"]), int(self.manifest["n_tokens"])
+        if docs.ndim != 2 or docs.shape[1] != 3 or docs.dtype.kind not in "iu":
+            raise ShardError(
+                f"{path} holds a {docs.dtype} array of shape {docs.shape}, not the "
+                f"(documents, 3) integers write_shards writes; {_rebuild(self.dir)}"
+            )
+        if len(docs) != n_docs:
+            raise ShardError(
+                f"{path} lists {len(docs):,} documents, {self.dir / MANIFEST} {n_docs:,}; "
+                f"{_rebuild(self.dir)}"
+            )
+        if n_docs and int(docs[-1, 0]) + int(docs[-1, 1]) != n_tokens:
+            raise ShardError(
+                f"{path} ends its documents at token {int(docs[-1, 0]) + int(docs[-1, 1]):,}, "
+                f"but the shards hold {n_tokens:,}; {_rebuild(self.dir)}"
+            )
+        return docs
+
     def __len__(self) -> int:
         return int(self.manifest["n_docs"])
+
+    def require_documents(self) -> TokenShards:
+        """self, or ShardError when the directory holds no documents (nothing to train or validate on)."""
+        if len(self) == 0:
+            raise ShardError(
+                f"{self.dir} holds no documents ({self.dir / MANIFEST} lists n_docs 0: were all the "
+                f"texts empty?); write non-empty texts into it with littlekit.lm.shards.write_shards(texts, "
+                f"tokenizer, {str(self.dir)!r}, overwrite=True)"
+            )
+        return self
 
     @property
     def n_tokens(self) -> int:
@@ -224,6 +385,18 @@ class TokenShards:
         shard = bisect.bisect_right(self._shard_starts, start) - 1
         local = start - self._shard_starts[shard]
         return self._shard(shard)[local : local + length].astype(np.int64)
+
+
+def _size_problem(file: Path, size: int, tokens: int, dtype: np.dtype) -> str:
+    expected = tokens * dtype.itemsize
+    what = "truncated (an interrupted write or copy?)" if size < expected else "longer than its manifest says"
+    for other in _DTYPES:
+        if other != dtype.name and size == tokens * np.dtype(other).itemsize:
+            what = f"its size fits {other}, so it was written with another dtype than the manifest's"
+    return (
+        f"{file} holds {size:,} bytes, but the manifest lists {tokens:,} {dtype.name} tokens = "
+        f"{expected:,} bytes: {what}"
+    )
 
 
 def mixture_sources(
@@ -272,9 +445,8 @@ class BatchLoader:
         self.names = [str(name) for name in sources]
         self.weights = weights / weights.sum()
         self.shards = [TokenShards(name) for name in self.names]
-        for name, shards in zip(self.names, self.shards, strict=True):
-            if len(shards) == 0:
-                raise ValueError(f"source {name} holds no documents")
+        for shards in self.shards:
+            shards.require_documents()
         self.seq_len, self.batch_size, self.seed = seq_len, batch_size, seed
         self.rank, self.world_size, self.shuffle = rank, world_size, shuffle
         self.rows = 0  # global rows planned so far

@@ -128,17 +128,124 @@ def save_tokenizer(tokenizer, out_dir: str | os.PathLike, record: Mapping | None
     return out
 
 
+class TokenizerError(ValueError):
+    """A tokenizer that cannot be found or read; the message names the file and what to do."""
+
+
+class TokenizerNotFound(TokenizerError, FileNotFoundError):
+    """Neither a local tokenizer directory nor (offline) a Hub tokenizer in the local cache."""
+
+
+RESAVE = (
+    "save it again with littlekit.lm.tokenizer.train_tokenizer(texts, vocab_size, out_dir=...) "
+    "(chapter 8 does) or copy the directory again"
+)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    flags = (os.environ.get(name, "") for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return bool(constants.HF_HUB_OFFLINE) or any(flag.upper() in {"1", "ON", "YES", "TRUE"} for flag in flags)
+
+
+def _hub_id(text: str) -> bool:
+    """Whether `text` can be a Hub repository id ('name' or 'owner/name') rather than only a path."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if text.startswith(("~", ".")) or "\\" in text:
+        return False
+    try:
+        validate_repo_id(text)
+    except HFValidationError:
+        return False
+    owner = text.split("/")[0]
+    return "/" not in text or not Path(owner).is_dir()  # 'tok/typo' beside a local tok/ is a path
+
+
+def locate_tokenizer(path_or_id: str | os.PathLike) -> str:
+    """Where load_tokenizer will read from: a local tokenizer directory, or a Hub id (offline: one
+    in the local cache). Looks at the disk only, never the network, so a mistyped path fails at
+    once rather than after the Hub client's retries: TokenizerNotFound (a FileNotFoundError) when
+    nothing is there, TokenizerError when a folder is there but holds no tokenizer."""
+    text = str(path_or_id)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        if not any((path / name).is_file() for name in TOKENIZER_FILES):
+            names = sorted(p.name for p in path.iterdir())
+            held = (
+                f"it holds {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}"
+                if names
+                else "it is empty"
+            )
+            raise TokenizerError(
+                f"{path} is not a tokenizer directory: no tokenizer.json ({held}); pass the folder "
+                f"that train_tokenizer(texts, vocab_size, out_dir=...) wrote (chapter 8 writes one)"
+            )
+        return str(path)
+    if path.exists():
+        raise TokenizerError(
+            f"{path} is a file; give the tokenizer's directory (the one holding tokenizer.json)"
+        )
+    if not _hub_id(text):
+        raise TokenizerNotFound(f"tokenizer directory {text} does not exist; check the path")
+    if _offline():
+        from huggingface_hub import try_to_load_from_cache
+
+        if not any(isinstance(try_to_load_from_cache(text, name), str) for name in TOKENIZER_FILES):
+            raise TokenizerNotFound(
+                f"tokenizer {text} is not a local directory, nor a Hub tokenizer in the local cache "
+                f"(offline mode: HF_HUB_OFFLINE is set, so the Hub is not asked); check the path, or "
+                f"download it first"
+            )
+    return text
+
+
 def load_tokenizer(path_or_id: str | os.PathLike):
-    """AutoTokenizer.from_pretrained(path_or_id): a directory saved by train_tokenizer, or a Hub id."""
+    """AutoTokenizer.from_pretrained(path_or_id): a directory saved by train_tokenizer, or a Hub id.
+
+    A missing directory fails at once (TokenizerNotFound, see locate_tokenizer); a damaged one with
+    TokenizerError naming the file (e.g. a tokenizer.json that is not JSON) and what to do.
+    """
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(path_or_id))
+    where = locate_tokenizer(path_or_id)
+    try:
+        return AutoTokenizer.from_pretrained(where, local_files_only=_offline())
+    except Exception as exc:
+        if not Path(where).is_dir():
+            raise TokenizerError(f"could not load tokenizer {where} ({_short(exc)})") from None
+        raise TokenizerError(_damage(Path(where), exc)) from None
+
+
+def _damage(folder: Path, exc: Exception) -> str:
+    """Which file of a tokenizer directory is damaged, for the message."""
+    for file in sorted(folder.glob("*.json")):
+        try:
+            json.loads(file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as bad:
+            return f"{file} is corrupt ({type(bad).__name__}: {bad}); {RESAVE}"
+    if not (folder / "tokenizer.json").is_file():
+        return f"{folder} has no tokenizer.json ({_short(exc)}); {RESAVE}"
+    return f"{folder / 'tokenizer.json'} could not be read as a tokenizer ({_short(exc)}); {RESAVE}"
+
+
+def _short(exc: Exception, limit: int = 200) -> str:
+    """'Type: first line of the message', cut to about `limit` characters."""
+    text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def training_record(path: str | os.PathLike) -> dict | None:
-    """The record train_tokenizer saved beside a tokenizer, or None."""
+    """The record train_tokenizer saved beside a tokenizer, or None (TokenizerError when damaged)."""
     file = Path(path) / TRAINING_RECORD
-    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else None
+    if not file.is_file():
+        return None
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TokenizerError(f"{file} is corrupt ({type(exc).__name__}: {exc}); {RESAVE}") from None
 
 
 # --- reports ------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from littlekit.argtypes import fraction, int_range, non_negative
 from littlekit.lm.shards import (
     PAPER_COOLOFF_MIX,
     BatchLoader,
@@ -68,6 +69,8 @@ LAST, BEST = "last", "best"
 METRICS = "metrics.jsonl"
 STATE_PT, STATE_JSON = "trainer_state.pt", "trainer_state.json"
 CONFIG_JSON = "train_config.json"
+MAX_COUNT = 2**31 - 1  # batch sizes, lengths and steps: beyond this something was mistyped
+MAX_SEED = 2**32 - 1
 
 
 @dataclass
@@ -119,7 +122,13 @@ class TrainConfig:
             return mixture_sources(self.data, MIXES[self.mix])
         if isinstance(self.data, (str, os.PathLike)):
             return {str(self.data): 1.0}
-        return {str(k): float(v) for k, v in self.data.items()}
+        sources = {str(k): float(v) for k, v in self.data.items()}
+        for directory, weight in sources.items():
+            if not (math.isfinite(weight) and weight > 0):
+                raise ValueError(
+                    f"--data {directory}:{weight:g}: a source's weight must be a positive number"
+                )
+        return sources
 
 
 @dataclass
@@ -239,16 +248,105 @@ def _check_config(config: TrainConfig) -> None:
         raise ValueError(f"stop_at must be in [1, max_steps={config.max_steps}], got {config.stop_at}")
     if config.eval_every < 0 or config.save_every < 0:
         raise ValueError("eval_every and save_every must be >= 0")
+    for name in ("global_batch", "micro_batch", "val_batches", "val_batch_size"):
+        value = getattr(config, name)
+        if value is not None and not 1 <= value <= MAX_COUNT:
+            raise ValueError(f"{name} must be between 1 and {MAX_COUNT:,}, got {value}")
+    if not 0 <= config.seed <= MAX_SEED:
+        raise ValueError(f"seed must be between 0 and {MAX_SEED:,}, got {config.seed}")
+    for name in ("muon_lr", "adamw_lr", "weight_decay", "grad_clip"):
+        value = getattr(config, name)
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+
+
+def _check_seq_len(config: TrainConfig) -> None:
+    """A fresh model's positions bound seq_len (a resumed or initialised one is checked on loading)."""
+    if config.init_from is not None or resolve_resume(config) is not None:
+        return
+    positions = config.model_overrides.get(
+        "max_position_embeddings", QWEN3_SIZES[config.size]["max_position_embeddings"]
+    )
+    if config.seq_len > positions:
+        raise ValueError(
+            f"--seq-len {config.seq_len} exceeds the {config.size} model's max_position_embeddings "
+            f"{positions}"
+        )
 
 
 def _check_vocabulary(tokenizer: Any, directories: list[str]) -> None:
-    from littlekit.lm.shards import _vocab_sha256
+    from littlekit.lm.shards import ShardError, _vocab_sha256
 
     own = _vocab_sha256(tokenizer)
     for directory in directories:
-        if TokenShards(directory).manifest["vocab_sha256"] != own:
-            raise ValueError(
-                f"{directory} was tokenised with another vocabulary than {tokenizer.name_or_path}"
+        if TokenShards(directory).require_documents().manifest["vocab_sha256"] != own:
+            raise ShardError(
+                f"{directory} was tokenised with another vocabulary than {tokenizer.name_or_path}: pass "
+                f"the tokenizer the shards were written with, or rebuild them with this one (write_shards)"
+            )
+
+
+def check_inputs(config: TrainConfig) -> None:
+    """What a run reads, checked before anything is built, each failure one message naming the file.
+
+    UsageError-worthy mistakes (a path that does not exist) raise FileNotFoundError naming the
+    flag; a directory that is there but is not what it should be raises ShardError or
+    TokenizerError (from littlekit.lm.shards / littlekit.lm.tokenizer) naming the file and the fix.
+    """
+    from littlekit.lm.tokenizer import TokenizerError, TokenizerNotFound, locate_tokenizer
+
+    sources = config.sources()
+    if config.mix is not None or isinstance(config.data, (str, os.PathLike)):
+        typed = [str(config.data)]  # with --mix the root; its sources are checked as shards below
+    else:
+        typed = list(sources)
+    for directory in typed:
+        if not Path(directory).exists():
+            raise FileNotFoundError(f"argument --data: {directory} does not exist")
+    if config.val_data is not None and not Path(config.val_data).exists():
+        raise FileNotFoundError(f"argument --val-data: {config.val_data} does not exist")
+    try:
+        locate_tokenizer(config.tokenizer)
+    except TokenizerNotFound as exc:
+        raise FileNotFoundError(f"argument --tokenizer: {exc}") from None
+    except TokenizerError as exc:  # a folder or file that is there, but not a tokenizer
+        raise TokenizerError(f"argument --tokenizer: {exc}") from None
+    if config.init_from is not None:
+        _check_weights_source(config.init_from)
+    run_dir = Path(config.run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise FileNotFoundError(f"argument --run-dir: {run_dir} is a file, not a directory")
+    try:
+        resolve_resume(config)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"argument --resume: {exc}") from None
+    for directory in list(sources) + ([config.val_data] if config.val_data else []):
+        TokenShards(directory).require_documents()
+
+
+def _check_weights_source(text: str) -> None:
+    """--init-from: a save_pretrained directory, or a Hub id (offline: one in the local cache)."""
+    from littlekit.lm.tokenizer import _hub_id, _offline
+
+    path = Path(text)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(
+                f"argument --init-from: {path} holds no config.json; pass a save_pretrained directory "
+                f"(a checkpoint's best/ or last/)"
+            )
+        return
+    if path.exists():
+        raise FileNotFoundError(f"argument --init-from: {text} is a file; give a save_pretrained directory")
+    if not _hub_id(text):
+        raise FileNotFoundError(f"argument --init-from: {text} does not exist; check the path")
+    if _offline():
+        from huggingface_hub import try_to_load_from_cache
+
+        if not isinstance(try_to_load_from_cache(text, "config.json"), str):
+            raise FileNotFoundError(
+                f"argument --init-from: {text} is not a local directory, nor a Hub model in the local "
+                f"cache (offline mode: HF_HUB_OFFLINE is set)"
             )
 
 
@@ -540,11 +638,11 @@ class _Log:
 
 def train(config: TrainConfig) -> TrainResult:
     """Run (or resume) the training run `config` describes; see the module docstring."""
-    from transformers import AutoTokenizer
+    from littlekit.lm.tokenizer import load_tokenizer
 
     _check_config(config)
     d = _setup(config)
-    return _train(config, d, AutoTokenizer.from_pretrained(config.tokenizer))
+    return _train(config, d, load_tokenizer(config.tokenizer))
 
 
 def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
@@ -711,6 +809,10 @@ def parse_source(text: str) -> tuple[str, float]:
     return text, 1.0
 
 
+COUNT = int_range(1, MAX_COUNT)
+STEPS = int_range(0, MAX_COUNT)
+
+
 def add_train_parser(subparsers) -> argparse.ArgumentParser:
     """Register `littlekit train` on the CLI's subparsers."""
     defaults = TrainConfig(data="", tokenizer="", run_dir="")
@@ -739,33 +841,33 @@ def add_train_parser(subparsers) -> argparse.ArgumentParser:
     model.add_argument("--activation-checkpointing", action="store_true")
     model.add_argument("--compile", action="store_true", help="torch.compile the training forward")
     batch = p.add_argument_group("batch and steps")
-    batch.add_argument("--seq-len", type=int, default=defaults.seq_len)
-    batch.add_argument("--global-batch", type=int, default=defaults.global_batch,
+    batch.add_argument("--seq-len", type=COUNT, default=defaults.seq_len)
+    batch.add_argument("--global-batch", type=COUNT, default=defaults.global_batch,
                        help="sequences per optimizer step (all processes)")  # fmt: skip
-    batch.add_argument("--micro-batch", type=int, default=defaults.micro_batch,
+    batch.add_argument("--micro-batch", type=COUNT, default=defaults.micro_batch,
                        help="sequences per process per forward/backward")  # fmt: skip
-    batch.add_argument("--max-steps", type=int, default=defaults.max_steps)
-    batch.add_argument("--stop-at", type=int, help="end this invocation after this step; --resume later")
-    batch.add_argument("--seed", type=int, default=defaults.seed)
+    batch.add_argument("--max-steps", type=COUNT, default=defaults.max_steps)
+    batch.add_argument("--stop-at", type=COUNT, help="end this invocation after this step; --resume later")
+    batch.add_argument("--seed", type=int_range(0, MAX_SEED), default=defaults.seed)
     opt = p.add_argument_group("optimizer and schedule")
     opt.add_argument("--optimizer", choices=OPTIMIZERS, default=defaults.optimizer)
-    opt.add_argument("--muon-lr", type=float, default=defaults.muon_lr)
-    opt.add_argument("--adamw-lr", type=float, default=defaults.adamw_lr)
-    opt.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
-    opt.add_argument("--grad-clip", type=float, default=defaults.grad_clip, help="0 disables")
-    opt.add_argument("--warmup-steps", type=int, help="default 2%% of --max-steps")
-    opt.add_argument("--cooldown-steps", type=int, help="default 20%% of --max-steps")
-    opt.add_argument("--min-lr-ratio", type=float, default=defaults.min_lr_ratio)
+    opt.add_argument("--muon-lr", type=non_negative, default=defaults.muon_lr)
+    opt.add_argument("--adamw-lr", type=non_negative, default=defaults.adamw_lr)
+    opt.add_argument("--weight-decay", type=non_negative, default=defaults.weight_decay)
+    opt.add_argument("--grad-clip", type=non_negative, default=defaults.grad_clip, help="0 disables")
+    opt.add_argument("--warmup-steps", type=STEPS, help="default 2%% of --max-steps")
+    opt.add_argument("--cooldown-steps", type=STEPS, help="default 20%% of --max-steps")
+    opt.add_argument("--min-lr-ratio", type=fraction, default=defaults.min_lr_ratio)
     run = p.add_argument_group("evaluation, checkpoints, hardware")
-    run.add_argument("--eval-every", type=int, default=defaults.eval_every, help="0: start and end only")
-    run.add_argument("--val-batches", type=int, help="validation batches per evaluation (default: all)")
-    run.add_argument("--val-batch-size", type=int, help="default --micro-batch")
-    run.add_argument("--save-every", type=int, default=defaults.save_every, help="last/ every N steps")
+    run.add_argument("--eval-every", type=STEPS, default=defaults.eval_every, help="0: start and end only")
+    run.add_argument("--val-batches", type=COUNT, help="validation batches per evaluation (default: all)")
+    run.add_argument("--val-batch-size", type=COUNT, help="default --micro-batch")
+    run.add_argument("--save-every", type=STEPS, default=defaults.save_every, help="last/ every N steps")
     run.add_argument("--resume", metavar="CHECKPOINT|auto", help="continue from a last/ checkpoint")
     run.add_argument("--device", default=defaults.device, help="auto, cpu, cuda")
     run.add_argument("--precision", choices=PRECISIONS, default=defaults.precision)
     run.add_argument("--parallel", choices=PARALLEL, default=defaults.parallel)
-    run.add_argument("--log-every", type=int, default=defaults.log_every)
+    run.add_argument("--log-every", type=COUNT, default=defaults.log_every)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -823,6 +925,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 def run_train_command(args: argparse.Namespace) -> int:
     """Check the configuration (a mistake is a usage error, exit 2), train, print a summary on rank 0."""
     from littlekit.argtypes import UsageError
+    from littlekit.lm.shards import ShardError
+    from littlekit.lm.tokenizer import TokenizerError
 
     try:
         config = config_from_args(args)
@@ -830,7 +934,11 @@ def run_train_command(args: argparse.Namespace) -> int:
         config.sources()
         accumulation_steps(config.global_batch, config.micro_batch, int(os.environ.get("WORLD_SIZE", "1")))
         build_schedule(config)
-    except ValueError as exc:
+        check_inputs(config)
+        _check_seq_len(config)
+    except (ShardError, TokenizerError):
+        raise  # a directory that is there but damaged or of another kind: exit 1, the message says the fix
+    except (ValueError, FileNotFoundError) as exc:  # a mistyped value or a path that is not there
         raise UsageError(str(exc), "littlekit train") from None
     result = train(config)
     if int(os.environ.get("RANK", "0")) == 0:
