@@ -12,6 +12,11 @@ gives the message content. Steps:
 
 Every request is recorded (headers and JSON body), and the peak number of requests in
 flight is kept to check client concurrency limits.
+
+With `echo_authorization=True` the server behaves like a careless proxy: every answer and every
+error body starts with the Authorization header it received, whole and in pieces (the bare key,
+its first 8 and 12 characters, and its tail from the 5th character on), so tests can check
+that nothing the client writes keeps any of it.
 """
 
 from __future__ import annotations
@@ -59,8 +64,15 @@ def default_answer(body: dict) -> str:
 class JudgeServer:
     """Context manager: `with JudgeServer() as server: server.url` -> 'http://127.0.0.1:PORT/v1'."""
 
-    def __init__(self, answer: Callable[[dict], str] = default_answer, script=(), delay: float = 0.0):
+    def __init__(
+        self,
+        answer: Callable[[dict], str] = default_answer,
+        script=(),
+        delay: float = 0.0,
+        echo_authorization: bool = False,
+    ):
         self.answer = answer
+        self.echo_authorization = echo_authorization
         self.script: deque = deque(script)
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
@@ -115,6 +127,16 @@ class JudgeServer:
                     with server._lock:
                         server.in_flight -= 1
 
+            def _echo(self) -> str:
+                if not server.echo_authorization:
+                    return ""
+                header = self.headers.get("Authorization", "")
+                key = header.removeprefix("Bearer ")
+                return (
+                    f"[echo] Authorization: {header} | key {key} | starts {key[:8]} "
+                    f"| first twelve {key[:12]}... | tail {key[4:]}\n"
+                )
+
             def _respond(self, body: dict) -> None:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return self._send(404, {"error": {"message": "not found"}})
@@ -123,7 +145,8 @@ class JudgeServer:
                 step = server._next_step()
                 if isinstance(step, Status):
                     headers = {"Retry-After": step.retry_after} if step.retry_after else {}
-                    return self._send(step.code, {"error": {"message": f"scripted {step.code}"}}, headers)
+                    error = {"error": {"message": f"{self._echo()}scripted {step.code}"}}
+                    return self._send(step.code, error, headers)
                 if isinstance(step, Sleep):
                     time.sleep(step.seconds)
                 if isinstance(step, Raw):
@@ -134,7 +157,7 @@ class JudgeServer:
                     content = step.text if isinstance(step, Content) else server.answer(body)
                 except Exception as exc:  # a broken test script shows up as a 500, not a hang
                     return self._send(500, {"error": {"message": f"answer failed: {exc!r}"}})
-                return self._send(200, completion(body, content))
+                return self._send(200, completion(body, self._echo() + content))
 
             def _send(self, code: int, obj: Any, headers: dict | None = None) -> None:
                 self._send_bytes(code, json.dumps(obj).encode("utf-8"), headers)

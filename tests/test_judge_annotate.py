@@ -167,3 +167,21 @@ def test_labels_from_other_sources_share_the_format(tmp_path):
     (tmp_path / "bad.jsonl").write_text(json.dumps({"id": "x", "band": "K5"}) + "\n")
     with pytest.raises(ValueError, match="lacks"):
         read_labels(tmp_path / "bad.jsonl")
+
+
+def test_a_server_echoing_the_key_leaves_no_piece_of_it_on_disk(prompts, tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET + "\r")  # pasted with a trailing CR: stripped before use
+    echoing = JudgeServer(answer=scripted_answer(prompts), script=[Status(400)], echo_authorization=True)
+    with echoing as server:
+        with JudgeCache(tmp_path / "judge.sqlite") as cache:
+            records = annotate(DOCS, prompts, backend_for(server), cache)
+        assert {r["headers"]["Authorization"] for r in server.requests} == {f"Bearer {SECRET}"}
+    write_labels(records, tmp_path / "labels.jsonl")
+    errors = [e for r in records for e in r["judge"]["errors"].values()]
+    assert any(e.startswith("backend: HTTP 400") and "Bearer ***" in e for e in errors)
+    echoed = "parse: no band found in answer '[echo] Authorization: Bearer ***"
+    assert any(e.startswith(echoed) for e in errors)
+    assert [r["band"] for r in records][1:] == ["K12", "OOS"]  # the echo does not hide the bands
+    for path in tmp_path.iterdir():
+        data = path.read_bytes()
+        assert SECRET[:8].encode() not in data and SECRET[4:12].encode() not in data, path.name

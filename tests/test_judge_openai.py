@@ -9,6 +9,7 @@ from judge_server import Content, Json, JudgeServer, Raw, Sleep, Status
 
 from littlekit.judge.backends import BackendError, Completion, ResponseFormatError
 from littlekit.judge.openai_backend import OpenAIChatBackend, _retry_after
+from littlekit.judge.redact import APIKeyError
 
 KEY_ENV = "LITTLEKIT_TEST_JUDGE_KEY"
 SECRET = "sk-test-0123456789abcdef-secret"
@@ -164,3 +165,44 @@ def test_retry_after_header_forms():
     assert _retry_after("0.5") == 0.5
     assert _retry_after(None) is None and _retry_after("soon") is None
     assert _retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
+
+
+def test_key_ending_in_cr_or_lf_is_stripped_before_it_is_sent(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET + "\r\n")
+    with JudgeServer() as server:
+        make_backend(server).complete(MESSAGES)
+        assert server.requests[0]["headers"]["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_key_with_inner_whitespace_is_refused_when_the_backend_is_made(monkeypatch):
+    broken = SECRET[:10] + " " + SECRET[10:]
+    monkeypatch.setenv(KEY_ENV, broken)
+    with JudgeServer() as server:
+        with pytest.raises(APIKeyError, match=f"\\${KEY_ENV} has whitespace at character 11") as refused:
+            make_backend(server)
+        assert server.count == 0
+    for piece in (broken, SECRET[:8], SECRET[:10], SECRET[11:]):
+        assert piece not in str(refused.value)
+
+
+def test_a_key_echoed_in_200_answers_and_error_bodies_is_scrubbed(secret, caplog):
+    with JudgeServer(echo_authorization=True, script=[Status(503), Status(401)]) as server:
+        backend = make_backend(server)
+        with caplog.at_level(logging.DEBUG, logger="littlekit.judge"), pytest.raises(BackendError) as failed:
+            backend.complete(MESSAGES)
+        completion = backend.complete(MESSAGES)
+        assert server.requests[0]["headers"]["Authorization"] == f"Bearer {SECRET}"
+    assert completion.text.startswith("[echo] Authorization: Bearer *** | key *** | starts *** ")
+    assert completion.text.endswith('"band": "K5"}')
+    for text in (completion.text, str(failed.value), caplog.text):
+        assert SECRET[:8] not in text and SECRET[4:12] not in text, text
+    assert "scripted 401" in str(failed.value) and "retry 1/3" in caplog.text
+
+
+def test_malformed_responses_echoing_the_key_are_scrubbed(secret):
+    with JudgeServer(script=[Raw(f"<html>{SECRET}</html>".encode()), Json({"echo": SECRET[:9]})]) as server:
+        backend = make_backend(server)
+        for _ in range(2):
+            with pytest.raises(ResponseFormatError) as failed:
+                backend.complete(MESSAGES)
+            assert SECRET[:8] not in str(failed.value) and "***" in str(failed.value)

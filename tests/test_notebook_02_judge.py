@@ -1,9 +1,14 @@
 """Chapter 2's judge route end to end: the notebook judges demo documents through a real
 OpenAI-format server on loopback, writes judge labels, reuses its answer cache on a re-run, and
-never writes the API key anywhere."""
+never writes the API key anywhere: not even when the key was pasted with a trailing CR and the
+server echoes the Authorization header (whole and in pieces) in its answers and error bodies."""
 
 import json
+import logging
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 from judge_server import JudgeServer, Status
@@ -13,8 +18,10 @@ from littlekit.config import REPO_ROOT
 
 papermill = pytest.importorskip("papermill")
 
-SECRET = "sk-test-do-not-write-me-3141"
+KEY = "sk-nb02-Qw7Rt5Yu3Io1Pa9Sd"  # its 8-character prefix "sk-nb02-" appears nowhere else
+SECRET = KEY + "\r"  # as pasted from a Windows file: the CR must be stripped, never written
 KEY_ENV = "LITTLEKIT_TEST_JUDGE_KEY"
+NOTEBOOK = REPO_ROOT / "notebooks" / "02_llm_judge.ipynb"
 
 
 def answer(body: dict) -> str:
@@ -27,19 +34,24 @@ def answer(body: dict) -> str:
     return '{"band": "K5"}' if len(user) < 900 else "I cannot tell."
 
 
+def leaks(data: bytes) -> list[str]:
+    """Which forms of the key `data` holds: whole, its 8-character prefix, or any 8-character piece."""
+    found = [label for label, form in (("key", KEY), ("prefix", KEY[:8])) if form.encode() in data]
+    pieces = {KEY[i : i + 8] for i in range(len(KEY) - 7)}
+    return found + [f"piece {p!r}" for p in sorted(pieces) if p.encode() in data and p != KEY[:8]]
+
+
 @pytest.mark.slow
-def test_judge_route_labels_caches_and_keeps_the_key_out(tmp_path, monkeypatch):
+def test_judge_route_labels_caches_and_keeps_the_key_out(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv(KEY_ENV, SECRET)
     run_name = "pytest-judge"
     run = REPO_ROOT / "runs" / run_name
-    cache_file = runs.path(run, "judge_report") / "judge_cache.sqlite"
-    for leftover in (cache_file, cache_file.with_name(cache_file.name + "-wal")):
-        leftover.unlink(missing_ok=True)
+    shutil.rmtree(run, ignore_errors=True)  # every file under it is then written by this test
 
-    with JudgeServer(answer=answer, script=[Status(503)]) as server:
+    with JudgeServer(answer=answer, script=[Status(503)], echo_authorization=True) as server:
         parameters = {
             "run_name": run_name,
             "judge_base_url": server.url,
@@ -47,20 +59,33 @@ def test_judge_route_labels_caches_and_keeps_the_key_out(tmp_path, monkeypatch):
             "judge_api_key_env": KEY_ENV,
             "judge_sample_size": 8,
         }
-
-        def execute(name):
-            return papermill.execute_notebook(
-                str(REPO_ROOT / "notebooks" / "02_llm_judge.ipynb"), str(tmp_path / name),
-                parameters=parameters, cwd=str(REPO_ROOT / "notebooks"), kernel_name="python3",
-                progress_bar=False,
-            )
-
-        execute("first.ipynb")
+        # first run: papermill's command line, its log (cell outputs included) and output captured
+        command = [sys.executable, "-m", "papermill", str(NOTEBOOK), str(tmp_path / "first.ipynb"),
+                   "--cwd", str(NOTEBOOK.parent), "-k", "python3", "--no-progress-bar", "--log-output",
+                   "--log-level", "DEBUG", "--stdout-file", str(tmp_path / "first.stdout"),
+                   "--stderr-file", str(tmp_path / "first.stderr")]
+        for name, value in parameters.items():
+            command += ["-p", name, str(value)]
+        done = subprocess.run(command, capture_output=True, timeout=600)
+        (tmp_path / "papermill.out").write_bytes(done.stdout)
+        (tmp_path / "papermill.log").write_bytes(done.stderr)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
         first_requests = server.count
         assert first_requests == 8 * 3 + 1  # one 503 retried
-        assert all(r["headers"]["Authorization"] == f"Bearer {SECRET}" for r in server.requests)
-        execute("second.ipynb")
+        assert all(r["headers"]["Authorization"] == f"Bearer {KEY}" for r in server.requests)
+        # second run: in process, papermill's logger captured
+        with (
+            caplog.at_level(logging.DEBUG),
+            (tmp_path / "second.stdout").open("w") as stdout,
+            (tmp_path / "second.stderr").open("w") as stderr,
+        ):
+            papermill.execute_notebook(
+                str(NOTEBOOK), str(tmp_path / "second.ipynb"), parameters=parameters,
+                cwd=str(NOTEBOOK.parent), kernel_name="python3", progress_bar=False, log_output=True,
+                stdout_file=stdout, stderr_file=stderr,
+            )
         assert server.count == first_requests  # every answer came from the cache
+    (tmp_path / "caplog.txt").write_text(caplog.text)
 
     labels = [json.loads(line) for line in runs.path(run, "labels").open()]
     assert len(labels) == 8 and {r["source"] for r in labels} == {"llm-judge"}
@@ -68,9 +93,37 @@ def test_judge_route_labels_caches_and_keeps_the_key_out(tmp_path, monkeypatch):
     for record in labels:
         agreed = record["votes"]["subject"] == "K5"
         assert record["band"] == ("K5" if agreed else None)
-        assert agreed or record["judge"]["errors"]["subject"].startswith("parse: no band found")
+        assert agreed or record["judge"]["errors"]["subject"].startswith(
+            "parse: no band found in answer '[echo] Authorization: Bearer *** | key ***"
+        )
     assert any(r["band"] == "K5" for r in labels) and any(r["band"] is None for r in labels)
-    report = sorted(runs.path(run, "judge_report").iterdir())
-    written = [tmp_path / "first.ipynb", tmp_path / "second.ipynb", *report, runs.path(run, "labels")]
+    first = (tmp_path / "first.ipynb").read_text()
+    assert "Bearer ***" in first  # the echoed answers reached the notebook, scrubbed
+    assert "retry 1/5" in (tmp_path / "papermill.log").read_text()  # the 503's warning, logged
+
+    written = [p for p in [*run.rglob("*"), *tmp_path.iterdir()] if p.is_file()]
+    assert len(written) > 10 and any(p.suffix == ".sqlite" for p in written)
     for path in written:
-        assert SECRET.encode() not in path.read_bytes(), f"the API key leaked into {path}"
+        assert not leaks(path.read_bytes()), f"the API key leaked into {path}: {leaks(path.read_bytes())}"
+
+
+@pytest.mark.slow
+def test_a_key_with_inner_whitespace_stops_the_chapter_without_showing_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv(KEY_ENV, KEY[:12] + " " + KEY[12:] + "\r\n")
+    with JudgeServer(echo_authorization=True) as server:
+        parameters = {"run_name": "pytest-judge-badkey", "judge_base_url": server.url,
+                      "judge_model": "m", "judge_api_key_env": KEY_ENV, "judge_sample_size": 2}
+        with pytest.raises(papermill.PapermillExecutionError) as failure:
+            papermill.execute_notebook(
+                str(NOTEBOOK), str(tmp_path / "bad.ipynb"), parameters=parameters,
+                cwd=str(NOTEBOOK.parent), kernel_name="python3", progress_bar=False,
+            )
+        assert server.count == 0
+    assert failure.value.ename == "APIKeyError"
+    assert f"${KEY_ENV} has whitespace at character 13" in failure.value.evalue
+    data = (tmp_path / "bad.ipynb").read_bytes() + str(failure.value).encode()
+    assert not leaks(data) and KEY[:12].encode() not in data and KEY[13:].encode() not in data
+    shutil.rmtree(REPO_ROOT / "runs" / "pytest-judge-badkey", ignore_errors=True)

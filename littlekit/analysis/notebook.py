@@ -69,7 +69,9 @@ def setup_chapter(
 
     `product` names the chapter's output folder in the run layout (`littlekit.runs`). With
     `torch_threads`, torch uses that many CPU threads and transformers shows no progress bars.
-    `show` adds lines to the printed header (label -> value).
+    `show` adds lines to the printed header (label -> value). The header says how the data root
+    was chosen; a given root that is missing or a file fails here (`config.data_root`), and a
+    file it lacks fails where it is read, naming the root (`config.data_path`).
     """
     plots.use_book_style()
     pd.set_option("display.precision", precision)
@@ -82,7 +84,8 @@ def setup_chapter(
         hf_logging.disable_progress_bar()
     run = config.run_dir(run_name)
     chapter = Chapter(run=run, out_dir=runs.folder(run, product), data_root=config.data_root(data_root))
-    for label, value in {"data root": chapter.data_root, "outputs": chapter.out_dir, **(show or {})}.items():
+    root_line = f"{chapter.data_root} ({config.data_root_origin(data_root)})"
+    for label, value in {"data root": root_line, "outputs": chapter.out_dir, **(show or {})}.items():
         print(f"{label:<10}: {value}")
     return chapter
 

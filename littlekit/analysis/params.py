@@ -3,15 +3,26 @@
 Each check returns the value (normalised where noted) or raises `ParameterError` naming the
 parameter, what it must be and what it got (never the value of a parameter that may hold a secret).
 Notebooks call `check(globals(), name=checker, ...)` once, right after the `parameters` cell, with
-these functions (or `optional`, `number`, `choice`, `boolean`, `path`).
+these functions (or `optional`, `number`, `choice`, `boolean`, `path`, `text`, `passes`).
+
+Every parameter of the `parameters` cell is given to `check`, so the names it receives are the
+notebook's declared parameters. Anything else an earlier cell set (papermill injects `-p`
+values in a cell of its own, right after the `parameters` cell) is a parameter the notebook does
+not have, such as a misspelt `-p sampel_size 5`: `check` refuses it, naming the closest declared
+name, instead of letting the notebook run on its defaults. IPython's own names (`In`, `Out`, `_`,
+`_i1`, `_1`, `exit`, `get_ipython`, `open`, ...), dunders and imports (modules, functions,
+classes) are never taken for parameters.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
 import math
 import os
 import re
-from collections.abc import Callable, Collection, MutableMapping
+import sys
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +170,31 @@ def choice(*choices: Any) -> Checker:
 boolean: Checker = choice(True, False)
 
 
+def text(expected: str = "a non-empty string") -> Checker:
+    """A non-empty string; the message says the parameter must be `expected`."""
+
+    def checker(name: str, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise _fail(name, expected, value)
+        return value
+
+    return checker
+
+
+def passes(function: Callable[[Any], Any], expected: str) -> Checker:
+    """A value `function` accepts (it raises ValueError or TypeError otherwise); the value itself is
+    kept, not what `function` returns. E.g. `passes(launch.parse_count, "a count like 80B")`."""
+
+    def checker(name: str, value: Any) -> Any:
+        try:
+            function(value)
+        except (ValueError, TypeError):
+            raise _fail(name, expected, value) from None
+        return value
+
+    return checker
+
+
 def path(
     allow_none: bool = True, must_exist: bool = True, suffixes: Collection[str] | None = None
 ) -> Checker:
@@ -172,10 +208,106 @@ def path(
 def check(namespace: MutableMapping[str, Any], **checkers: Checker) -> None:
     """Check each named parameter in `namespace` (a notebook's `globals()`) and store what it returns.
 
-    One call after the parameters cell: `params.check(globals(), seed=params.check_int, ...)`.
-    Checks that tie two parameters together stay in the notebook, after this call.
+    One call after the parameters cell: `params.check(globals(), seed=params.check_int, ...)`,
+    naming every parameter of that cell. A parameter the notebook does not declare (one set by
+    an earlier cell but not named here, such as papermill's `-p sampel_size 5`) is refused before
+    any value is checked, with the closest declared names (see `unknown_parameters`). Checks that
+    tie two parameters together stay in the notebook, after this call.
     """
-    for name, checker in checkers.items():
+    for name in checkers:
         if name not in namespace:
             raise ParameterError(f"parameter {name} is checked but the notebook does not define it")
+    unknown = unknown_parameters(namespace, checkers)
+    if unknown:
+        raise ParameterError(_unknown_message(unknown, checkers))
+    for name, checker in checkers.items():
         namespace[name] = checker(name, namespace[name])
+
+
+# --- parameters the notebook does not declare -----------------------------------------------------
+
+# Names IPython / ipykernel put into the user namespace (beside dunders and `_i<N>`, `_<N>`, ...).
+IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open", "display"})
+_IPYTHON_NAME_RE = re.compile(r"^(?:_{1,3}|_i{1,3}|_i\d+|_\d+|_oh|_dh|_ih|_sh|_exit_code)$")
+# What a papermill parameter can be (papermill writes literals); anything else is an import.
+PARAMETER_TYPES = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+
+
+def unknown_parameters(namespace: Mapping[str, Any], declared: Collection[str]) -> list[str]:
+    """The names in `namespace` that look like parameters but are not in `declared`.
+
+    A name counts when its value is a literal papermill could have injected (None, a bool, a
+    number, a string, a list, a dict, ...) and it is not IPython's (`In`, `Out`, `_`, `_i1`, `_1`,
+    `exit`, `get_ipython`, `open`, the shell's hidden names) nor a dunder. In an IPython kernel,
+    only names assigned by cells run before the first run of the current cell count, so
+    re-running the check cell after later cells (interactively) does not take their variables
+    for parameters.
+    """
+    shell = _shell_of(namespace)
+    hidden = set(getattr(shell, "user_ns_hidden", ()) or ()) if shell is not None else set()
+    earlier = _names_assigned_before_this_cell(shell) if shell is not None else None
+    unknown = []
+    for name, value in namespace.items():
+        if name in declared or _is_internal(name) or name in hidden or not isinstance(value, PARAMETER_TYPES):
+            continue
+        if earlier is not None and name not in earlier:
+            continue
+        unknown.append(name)
+    return unknown
+
+
+def _is_internal(name: str) -> bool:
+    return (
+        name in IPYTHON_NAMES
+        or bool(_IPYTHON_NAME_RE.match(name))
+        or (name.startswith("__") and name.endswith("__"))
+    )
+
+
+def _shell_of(namespace: Mapping[str, Any]):
+    """The running IPython shell whose user namespace `namespace` is, else None."""
+    if "IPython" not in sys.modules:
+        return None
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython half-imported
+        return None
+    shell = get_ipython()
+    return shell if shell is not None and getattr(shell, "user_ns", None) is namespace else None
+
+
+def _names_assigned_before_this_cell(shell) -> set[str] | None:
+    """Names bound by the cells run before the first run of the current one; None when unknown.
+
+    IPython's input history (`In`) holds every cell run so far, the current one last. Unknown
+    (None: every name counts) when there is no history or the current cell is not in it.
+    """
+    history = shell.user_ns.get("_ih")
+    if not isinstance(history, list) or len(history) < 2:
+        return None
+    current = history[-1]
+    if "check(" not in current:  # not recorded (run without history): the last entry is another cell
+        return None
+    names: set[str] = set()
+    for source in history[1 : history.index(current)]:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def _unknown_message(unknown: list[str], declared: Collection[str]) -> str:
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, list(declared), n=2, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        parts.append(f"{name}{hint}")
+    noun = "parameter" if len(unknown) == 1 else "parameters"
+    return (
+        f"unknown {noun} {', '.join(parts)}: this notebook does not declare "
+        f"{'it' if len(unknown) == 1 else 'them'}; its parameters are {', '.join(sorted(declared))}"
+    )

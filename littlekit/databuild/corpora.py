@@ -1,10 +1,11 @@
 """Loaders for the embedded data (`data/`) or any data root laid out the same way.
 
 Every loader takes an optional `root` (default: `config.data_root()`, i.e. `$LITTLEKIT_DATA` or the
-embedded default: a checkout's `data/`, or in a real install only the filter's default tables),
-falls back to the embedded copy of a file the root lacks, and returns a pandas DataFrame with the
-documented columns. A missing file raises FileNotFoundError naming the file, `LITTLEKIT_DATA` and
-how to build it.
+embedded default: a checkout's `data/`, or in a real install only the filter's default tables)
+and returns a pandas DataFrame with the documented columns. A file a given root lacks is not
+taken from the embedded copy (only the shipped default tables are, `config.SHIPPED_FILES`): a
+missing file raises FileNotFoundError naming the file, the root (or `LITTLEKIT_DATA`) and how
+to build it.
 """
 
 from __future__ import annotations

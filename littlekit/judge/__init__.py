@@ -4,7 +4,10 @@ Three prompts (language, context, subject; `prompts.build_prompts`) ask a model 
 K5, K8, K12, OOS; answers are parsed (`parse`), cached on disk (`cache.JudgeCache`), voted
 (`voting`: majority with ties to the higher grade, or unanimous) and priced (`cost`).
 Backends: `OpenAIChatBackend` (any OpenAI-compatible endpoint; the key comes only from an
-environment variable) and `TransformersBackend` (a local model).
+environment variable, stripped and checked: `APIKeyError`) and `TransformersBackend` (a local
+model). Every text the judge writes or raises (errors, cached answers, label records, parse
+errors, its log) goes through one scrubber, `redact.scrub`, which takes out the key and any
+echoed piece of it.
 
 Label format
 ------------
@@ -49,15 +52,17 @@ from littlekit.judge.labels import make_label, read_labels, text_sha256, validat
 from littlekit.judge.openai_backend import OpenAIChatBackend
 from littlekit.judge.parse import JudgeParseError, normalise_band, parse_answer, parse_band
 from littlekit.judge.prompts import JudgePrompt, build_prompts, load_prompts, save_prompts
+from littlekit.judge.redact import APIKeyError, scrub
 from littlekit.judge.voting import vote
 
 __all__ = [
-    "DEFAULT_PRICES", "FINEWEB_EDU_DOCS", "PAPER_ENSEMBLE_PER_SAMPLE", "BackendError", "Completion",
+    "APIKeyError", "DEFAULT_PRICES", "FINEWEB_EDU_DOCS", "PAPER_ENSEMBLE_PER_SAMPLE", "BackendError",
+    "Completion",
     "JudgeCache", "JudgeParseError", "JudgePrompt", "OpenAIChatBackend", "Price", "ResponseFormatError",
     "StageRate", "annotate", "build_prompts", "cascade_cost", "compare_with_judge", "cost_per_sample",
     "iter_annotate", "judge_everything_cost", "load_prompts", "make_label", "normalise_band",
-    "parse_answer", "parse_band", "read_labels", "save_prompts", "text_sha256", "validate_label",
-    "vote", "write_labels",
+    "parse_answer", "parse_band", "read_labels", "save_prompts", "scrub", "text_sha256",
+    "validate_label", "vote", "write_labels",
 ]
 
 

@@ -2,7 +2,7 @@
 
 A failed request or an unparseable answer becomes a null vote with its message in
 `judge.errors`; it never stops the batch. Records follow the label format documented in
-`littlekit.judge`.
+`littlekit.judge`; their text is scrubbed of API keys (`redact.scrub_record`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from littlekit.judge.cache import JudgeCache, Key
 from littlekit.judge.labels import JUDGE_SOURCE, text_sha256, validate_label
 from littlekit.judge.parse import JudgeParseError, parse_answer
 from littlekit.judge.prompts import JudgePrompt
+from littlekit.judge.redact import scrub_record
 from littlekit.judge.voting import VOTE_MODES
 from littlekit.judge.voting import vote as vote_bands
 
@@ -130,11 +131,11 @@ def _record(
         "usage": usage,
         "errors": errors,
     }
-    return validate_label({
+    return validate_label(scrub_record({
         "id": doc_id,
         "text_sha256": sha,
         "band": vote_bands(votes, mode),
         "votes": votes,
         "judge": judge,
         "source": JUDGE_SOURCE,
-    })
+    }))

@@ -3,6 +3,8 @@
 Key: (prompt version, model id, SHA-256 of the document text). Value: the answer text and
 the tokens it cost. Only answers the model actually gave are stored (unparseable ones too,
 since at temperature 0 asking again would give the same text); failed requests are not.
+Answers are scrubbed of API keys (`redact.scrub`) when stored and when read, so a key a server
+echoed never reaches the file, nor leaves an older file.
 One connection guarded by a lock serves all threads; WAL mode and a busy timeout let
 several processes share the file.
 """
@@ -16,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from littlekit.judge.backends import Completion
+from littlekit.judge.redact import scrub
 
 Key = tuple[str, str, str]  # (prompt_version, model, text_sha256)
 
@@ -68,7 +71,7 @@ class JudgeCache:
                     key,
                 ).fetchone()
                 if row is not None:
-                    found[key] = Completion(text=row[0], input_tokens=row[1], output_tokens=row[2])
+                    found[key] = Completion(text=scrub(row[0]), input_tokens=row[1], output_tokens=row[2])
         return found
 
     def put(self, key: Key, completion: Completion) -> None:
@@ -77,7 +80,7 @@ class JudgeCache:
     def put_many(self, items: Iterable[tuple[Key, Completion]]) -> None:
         """Store answers in one transaction (a later answer for the same key replaces it)."""
         now = time.time()
-        rows = [(*key, c.text, c.input_tokens, c.output_tokens, now) for key, c in items]
+        rows = [(*key, scrub(c.text), c.input_tokens, c.output_tokens, now) for key, c in items]
         with self._lock, self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 

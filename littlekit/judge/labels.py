@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from littlekit.grades import BANDS
+from littlekit.judge.redact import scrub_record
 
 REQUIRED_KEYS: tuple[str, ...] = ("id", "text_sha256", "band", "votes", "judge", "source")
 JUDGE_SOURCE = "llm-judge"
@@ -57,13 +58,13 @@ def validate_label(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_labels(records: Iterable[Mapping[str, Any]], path: str | Path) -> int:
-    """Write records as JSON lines (validated); returns how many were written."""
+    """Write records as JSON lines (validated, scrubbed of API keys); returns how many were written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with path.open("w", encoding="utf-8") as handle:
         for record in records:
-            handle.write(json.dumps(validate_label(record), ensure_ascii=False) + "\n")
+            handle.write(json.dumps(scrub_record(validate_label(record)), ensure_ascii=False) + "\n")
             count += 1
     return count
 

@@ -3,10 +3,14 @@
 Works with a vLLM server (`http://host:8000/v1`), OpenAI (`https://api.openai.com/v1`) and
 Gemini's compatible endpoint (`https://generativelanguage.googleapis.com/v1beta/openai`).
 
-The API key is read from the environment variable named by `api_key_env` at each request and
-is never stored on the object, so it cannot end up in a repr, a log line, a cache or a
-notebook; error messages are scrubbed of it in case a server echoes it. When the variable is
-unset no Authorization header is sent (a local vLLM server without `--api-key`).
+The API key is read from the environment variable named by `api_key_env` (checked when the
+backend is made, and at each request) and is never stored on the object, so it cannot end up in
+a repr. Surrounding whitespace (a trailing CR or LF) is stripped; a key with whitespace, control
+or non-ASCII characters inside is refused with `redact.APIKeyError`, whose message does not
+contain it. Everything the backend returns or raises goes through `redact.scrub`: error
+messages, and the answers themselves, in case a server echoes the key (or a piece of it) in a
+200 answer. When the variable is unset or blank no Authorization header is sent (a local vLLM
+server without `--api-key`).
 
 Requests run on `concurrency` threads; HTTP 408/409/425/429/5xx, timeouts and dropped
 connections are retried with exponential backoff (honouring Retry-After), other 4xx fail
@@ -17,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import threading
 import time
@@ -30,6 +33,7 @@ from http.client import HTTPException
 from typing import Any
 
 from littlekit.judge.backends import BackendError, Completion, Messages, ResponseFormatError
+from littlekit.judge.redact import APIKeyError, read_api_key, scrub
 
 log = logging.getLogger("littlekit.judge")
 
@@ -76,6 +80,7 @@ class OpenAIChatBackend:
         self.max_tokens_field = max_tokens_field
         self.extra_body = dict(extra_body or {})
         self._slots = threading.BoundedSemaphore(concurrency)
+        read_api_key(api_key_env)  # a key that cannot be sent fails here, before any request
 
     @property
     def model_id(self) -> str:
@@ -107,10 +112,10 @@ class OpenAIChatBackend:
                     return self._post(data)
             except _Retryable as exc:
                 if attempt == attempts - 1:
-                    raise BackendError(f"gave up after {attempts} attempts: {exc}") from None
+                    raise BackendError(scrub(f"gave up after {attempts} attempts: {exc}")) from None
                 delay = self._delay(attempt, exc.retry_after)
                 log.warning("judge request failed (%s); retry %d/%d in %.2fs",
-                            exc, attempt + 1, self.max_retries, delay)
+                            scrub(str(exc)), attempt + 1, self.max_retries, delay)
                 time.sleep(delay)
         raise AssertionError("unreachable")
 
@@ -145,14 +150,17 @@ class OpenAIChatBackend:
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.api_key_env)
+        key = read_api_key(self.api_key_env)  # stripped, checked, registered for scrub
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
     def _scrub(self, message: str) -> str:
-        key = os.environ.get(self.api_key_env)
-        return message.replace(key, "***") if key else message
+        try:
+            read_api_key(self.api_key_env)  # the key now in the variable is scrubbed too
+        except APIKeyError:
+            pass  # a refused key is registered for scrubbing all the same
+        return scrub(message)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -162,20 +170,25 @@ class OpenAIChatBackend:
 
 
 def parse_chat_response(body: bytes) -> Completion:
-    """Completion from a chat-completions JSON body; ResponseFormatError if it is not one."""
+    """Completion from a chat-completions JSON body; ResponseFormatError if it is not one.
+
+    The answer text and the error messages are scrubbed of API keys (`redact.scrub`), so a
+    server that echoes the Authorization header cannot get the key into a cache or a label.
+    """
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ResponseFormatError(f"response is not JSON: {body[:120]!r}") from None
+        shown = scrub(repr(body))  # scrubbed whole, then cut: no piece of a key survives the cut
+        raise ResponseFormatError(f"response is not JSON: {shown[:120]}") from None
     choices = data.get("choices") if isinstance(data, dict) else None
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise ResponseFormatError(f"response has no choices: {str(data)[:120]}")
+        raise ResponseFormatError(f"response has no choices: {scrub(str(data))[:120]}")
     message = choices[0].get("message")
     if not isinstance(message, dict):
         raise ResponseFormatError("response choice has no message")
     usage = data.get("usage") or {}
     return Completion(
-        text=message.get("content") or "",
+        text=scrub(message.get("content") or ""),
         input_tokens=int(usage.get("prompt_tokens") or 0),
         output_tokens=int(usage.get("completion_tokens") or 0),
     )
@@ -196,8 +209,9 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _error_text(exc: urllib.error.HTTPError) -> str:
+    """The error body on one line, scrubbed before it is cut to 300 characters."""
     try:
         body = exc.read().decode("utf-8", "replace")
     except OSError:
-        return exc.reason or ""
-    return " ".join(body.split())[:300] or str(exc.reason or "")
+        return scrub(str(exc.reason or ""))
+    return scrub(" ".join(body.split()))[:300] or scrub(str(exc.reason or ""))

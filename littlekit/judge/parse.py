@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from littlekit.grades import BANDS, grade_to_band
+from littlekit.judge.redact import scrub
 
 BAND_KEYS: tuple[str, ...] = ("band", "grade_band", "label")
 
@@ -35,11 +36,11 @@ _BAND_PAIR_RE = re.compile(r'"(?:band|grade_band|label)"\s*:\s*"([^"]{1,40})"', 
 
 
 class JudgeParseError(ValueError):
-    """The answer holds no recognisable band; `answer` keeps the text for the record."""
+    """The answer holds no recognisable band; `answer` keeps the text (scrubbed of API keys)."""
 
     def __init__(self, message: str, answer: str):
-        super().__init__(message)
-        self.answer = answer
+        super().__init__(scrub(message))
+        self.answer = scrub(answer)
 
 
 @dataclass(frozen=True)
