@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ import pytest
 from datatrove_job import run as run_in_process
 
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
-from littlekit.filter.datatrove_blocks import datatrove_report, shard_jsonl
+from littlekit.filter.datatrove_blocks import ResumeRefused, datatrove_report, shard_jsonl
 
 JOB = Path(__file__).with_name("datatrove_job.py")
 TASKS, WORKERS, DOCS_PER_TASK = 8, 2, 40
@@ -164,8 +165,137 @@ def test_rerun_with_other_settings_is_refused(tmp_path):
     with pytest.raises(ValueError, match="other settings"):
         check_manifest(tmp_path / "logs", describe_run(other, tasks=4))
     (tmp_path / "in" / "b.jsonl").write_text('{"id": 2, "text": "a dog"}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="other settings"):  # a new input file reshards the tasks
+    with pytest.raises(ResumeRefused, match=r"added: .*/in/b\.jsonl"):  # a new file reshards the tasks
         check_manifest(tmp_path / "logs", describe_run(pipeline, tasks=4))
+    (tmp_path / "in" / "b.jsonl").unlink()
+    (tmp_path / "in" / "a.jsonl").unlink()
+    with pytest.raises(ResumeRefused, match=r"removed: .*/in/a\.jsonl"):
+        check_manifest(tmp_path / "logs", describe_run(pipeline, tasks=4))
+
+
+def test_a_manifest_from_before_input_identities_still_resumes(tmp_path):
+    """A run started by a version that recorded only the input files' names (no `inputs`)."""
+    from littlekit.filter.datatrove_blocks import (
+        MANIFEST,
+        build_datatrove_pipeline,
+        check_manifest,
+        describe_run,
+    )
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_text('{"id": 1, "text": "a cat"}\n', encoding="utf-8")
+    manifest = describe_run(build_datatrove_pipeline(tmp_path / "in", tmp_path / "kept", "aoa"), tasks=2)
+    (tmp_path / "logs").mkdir()
+    old = {key: value for key, value in manifest.items() if key != "inputs"}
+    (tmp_path / "logs" / MANIFEST).write_text(json.dumps(old), encoding="utf-8")
+    check_manifest(tmp_path / "logs", manifest)
+    with pytest.raises(ResumeRefused, match="other settings"):
+        check_manifest(tmp_path / "logs", {**manifest, "tasks": 3})
+
+
+def test_an_input_given_as_one_file_is_identified_by_its_content_too(tmp_path):
+    from littlekit.filter.datatrove_blocks import build_datatrove_pipeline, check_manifest, describe_run
+
+    (tmp_path / "in").mkdir()
+    inp = tmp_path / "in" / "docs.jsonl"
+    inp.write_text('{"id": 1, "text": "a cat"}\n', encoding="utf-8")
+    (tmp_path / "in" / "other.jsonl").write_text('{"id": 2, "text": "a dog"}\n', encoding="utf-8")
+    manifest = describe_run(build_datatrove_pipeline(inp, tmp_path / "kept", "aoa"), tasks=1)
+    assert list(manifest["inputs"].values()) == [
+        {"docs.jsonl": {"size": 27, "modified": inp.stat().st_mtime}}
+    ]
+    check_manifest(tmp_path / "logs", manifest)
+    (tmp_path / "in" / "other.jsonl").write_text("changed, but not an input of this run\n", encoding="utf-8")
+    check_manifest(
+        tmp_path / "logs", describe_run(build_datatrove_pipeline(inp, tmp_path / "kept", "aoa"), 1)
+    )
+    inp.write_text('{"id": 1, "text": "a cat!"}\n', encoding="utf-8")
+    with pytest.raises(
+        ResumeRefused, match=re.escape(f"changed: {inp} (size 27 bytes -> 28 bytes, modified ")
+    ):
+        check_manifest(
+            tmp_path / "logs", describe_run(build_datatrove_pipeline(inp, tmp_path / "kept", "aoa"), 1)
+        )
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under folder: its bytes and modification time."""
+    return {
+        str(path.relative_to(folder)): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def edit_in_place(path: Path) -> None:
+    """Change one character of the file, keeping its size (what a size check alone would miss)."""
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"text": "') + len(b'"text": "')
+    data[at : at + 1] = b"Z" if data[at : at + 1] != b"Z" else b"Y"
+    path.write_bytes(bytes(data))
+
+
+def test_resume_after_an_input_file_changed_is_refused_and_touches_nothing(tmp_path):
+    """Start a run (3 of its 8 tasks done), edit an input file keeping its size, resume: refused
+    with the file named and what to do, before any output or log file is touched. Then restore
+    the file as it was (bytes and time): the resume goes through to the uninterrupted output."""
+    from littlekit.filter.datatrove_blocks import build_datatrove_pipeline, run_datatrove
+
+    inp = tmp_path / "input"
+    make_input(inp)
+    work = tmp_path / "run"
+
+    def start(**executor_options) -> None:
+        pipeline = build_datatrove_pipeline(
+            inp, work / "kept", "aoa,symbolic", rejected_dir=work / "rejected"
+        )
+        run_datatrove(pipeline, tasks=TASKS, workers=1, logging_dir=work / "logs", **executor_options)
+
+    start(local_tasks=3)  # the first run got as far as tasks 0-2
+    assert completions(work) == 3
+    before = snapshot(work)
+    shard = inp / "part-00005.jsonl"  # a task not yet run
+    original, stat = shard.read_bytes(), shard.stat()
+    edit_in_place(shard)
+    assert shard.stat().st_size == stat.st_size and shard.read_bytes() != original
+
+    with pytest.raises(ResumeRefused) as refused:
+        start()
+    message = str(refused.value)
+    assert f"changed: {shard}" in message and "size" not in message.split("changed:")[1].split("\n")[0]
+    assert "modified" in message and "--logging-dir" in message and "Restore the input" in message
+    assert snapshot(work) == before  # no output, stats or completion marker written or removed
+
+    shard.write_bytes(original)
+    os.utime(shard, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    start()
+    assert completions(work) == TASKS
+    reference = tmp_path / "reference"
+    run_in_process(inp, reference, TASKS, workers=1)
+    for part in ("kept", "rejected"):
+        assert lines(work / part) == lines(reference / part)
+
+
+@pytest.mark.slow
+def test_killed_run_whose_input_changed_refuses_to_resume(tmp_path):
+    """The same with a real kill: the rerun command fails, says which file changed, and leaves
+    every file of the killed run as it was."""
+    inp = tmp_path / "input"
+    make_input(inp)
+    work = tmp_path / "run"
+    done_at_kill = kill_after(job(inp, work, DELAY), work, n_done=2)
+    assert done_at_kill < TASKS
+    before = snapshot(work)
+    shard = inp / f"part-{TASKS - 1:05d}.jsonl"
+    with shard.open("ab") as handle:
+        handle.write(b'{"id": "late", "text": "A line added after the kill."}\n')
+    rerun = subprocess.run(
+        job(inp, work, DELAY), cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=120
+    )
+    assert rerun.returncode != 0
+    assert "ResumeRefused" in rerun.stderr and f"changed: {shard} (size" in rerun.stderr
+    assert "--logging-dir" in rerun.stderr
+    assert snapshot(work) == before
 
 
 def test_rerunning_a_finished_run_skips_every_task_and_changes_nothing(tmp_path):

@@ -23,38 +23,62 @@ What goes where (per task `rank`, so reruns overwrite rather than append):
     rejected/<stage>/<rank>.jsonl.gz        documents that stage dropped: filter_stage, filter_reason
     logs/completions/<rank>                 datatrove's marker: this task finished
     logs/stats/<rank>.json                  per-task counts; datatrove_report() adds them up
+    logs/littlekit_run.json                 the run's manifest: settings and input files (see Resume)
+
+Foreign fields: every input field passes through to the output unchanged (as `littlekit filter`
+in process writes them), whatever its name or value: `media`, `metadata`, `rank`, `token_count`
+and the like are plain fields here, not datatrove's. The one exception is a field under a name
+these blocks write themselves (littlekit_scores, filter_stage, filter_reason, filter_detail,
+littlekit_record_error): it is not ours, so it is kept renamed to `input_<name>` (with the
+prefix repeated if that name is taken too), e.g. a previous run's `littlekit_scores` comes out as
+`input_littlekit_scores` beside this run's. (In process the kept file holds the input record
+itself, so there such a field keeps its name: the in-process runner writes no scores into it.)
 
 Workers never receive loaded models: a filter is pickled as its stage name plus options, and the
 stage (fastText model, encoder, AoA table) is built inside the worker the first time it is
-needed, once per process. Each local worker therefore pays its own start-up (imports, AoA table,
-models: a few seconds), so more workers only pay off when each task has far more work than that.
-The encoder stage puts one model per worker on the GPU: locally use workers=1 for it, on Slurm
-gpus_per_task=1.
+needed, once per process and options, and reused by every later task that process runs (its
+per-word memos stay warm too); each build is counted in the task's stats (`stage_builds`, see
+`datatrove_stage_builds`). Each local worker still pays its own start-up once (imports, AoA
+table, models: a few seconds), so more workers only pay off when the run has far more work than
+that. The encoder stage puts one model per worker on the GPU: locally use workers=1 for it, on
+Slurm gpus_per_task=1.
 
 Resume: datatrove skips a task whose completion marker exists and reruns every other task from
 the start, overwriting that task's files, so a killed run started again with the same settings
-ends with the same files as an uninterrupted run. Changing the number of tasks (or the input)
-between the two runs would reshard the input and break that, so `run_datatrove` records the
-configuration in the logging directory and refuses a rerun that differs.
+ends with the same files as an uninterrupted run. Changing the number of tasks, the stages or
+the input between the two runs would break that (reshard the input, or mix the outputs of two
+versions of a file), so `run_datatrove` records the configuration and each input file's size and
+modification time in the logging directory and refuses, before touching any output, a rerun that
+differs, naming the changed file (`ResumeRefused`). Size and modification time rather than a hash:
+they come with the folder listing datatrove does anyway, where a hash would read every input byte
+in the driver at every start and resume (hours for a large remote dataset); any rewrite of a file
+changes its modification time. An edit that keeps the size and restores the old time (`touch -r`,
+`rsync -t` of another version) is not seen; a file only touched is refused although unchanged.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import importlib.util
 import json
+import math
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
+from datetime import datetime
 from functools import partial
+from glob import has_magic
 from pathlib import Path
 from typing import Any
 
 from datatrove.data import Document as DTDocument
 from datatrove.data import DocumentsPipeline
 from datatrove.executor import LocalPipelineExecutor, SlurmPipelineExecutor
-from datatrove.io import get_datafolder
+from datatrove.io import DataFolder, get_datafolder
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
@@ -62,7 +86,6 @@ from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.pipeline.writers import JsonlWriter
 from datatrove.utils.stats import Stats
 
-from littlekit.filter.artifacts import stage_list
 from littlekit.filter.base import Stage
 from littlekit.filter.cascade import MAX_DETAIL, STAGE_ERROR, CascadeReport, decide_all
 from littlekit.filter.registry import StageOptions, build_stages, check_gate_order, stage_names
@@ -74,7 +97,9 @@ from littlekit.io import (
     TOO_LARGE,
     RecordError,
     input_format,
+    json_default,
     record_to_document,
+    to_json_line,
 )
 
 SCORES_KEY = "littlekit_scores"  # metadata: {stage name: that stage's scores}
@@ -82,6 +107,10 @@ STAGE_KEY = "filter_stage"  # metadata of a rejected document: the stage that dr
 REASON_KEY = "filter_reason"  # datatrove's own key for the drop reason
 DETAIL_KEY = "filter_detail"  # the exception of a stage error, or what is wrong with a record
 ERROR_KEY = "littlekit_record_error"  # set by our readers on a record that is not a document
+RESERVED_KEYS = (SCORES_KEY, STAGE_KEY, REASON_KEY, DETAIL_KEY, ERROR_KEY)  # what the blocks write
+FOREIGN_PREFIX = "input_"  # an input field under a reserved name is kept as input_<name>
+BUILDS_STAT = "stage_builds"  # filter stat: the stage was built in this task (first use in its process)
+BUILD_SECONDS_STAT = "stage_build_seconds"
 INPUT = "input"  # the name under which unreadable records are counted and written
 NAME_PREFIX = "littlekit "
 MANIFEST = "littlekit_run.json"
@@ -91,7 +120,40 @@ DEFAULT_BATCH = 256
 
 # --- the filter block -------------------------------------------------------------------------
 
+
+def set_aside(metadata: dict[str, Any], keys: Sequence[str] = RESERVED_KEYS) -> dict[str, Any]:
+    """Rename, in place, the fields of `metadata` under `keys` to `input_<key>` (the prefix
+    repeated while that name is taken): an input field is kept, never mistaken for ours."""
+    for key in keys:
+        if key in metadata:
+            new = FOREIGN_PREFIX + key
+            while new in metadata:
+                new = FOREIGN_PREFIX + new
+            metadata[new] = metadata.pop(key)
+    return metadata
+
+
+class _SafeDocStats:
+    """datatrove's per-document stats, without trusting a `token_count` field of the input.
+
+    datatrove's readers, filters and writers add `metadata["token_count"]` to a stat when it is
+    there; an input field of that name holding a string or a list would raise and end the task.
+    Here it counts only when it is a finite number (as datatrove's own tokenizer blocks set it).
+    """
+
+    def update_doc_stats(self, document: DTDocument) -> None:
+        self.stat_update("doc_len", value=len(document.text), unit="doc")
+        count = document.metadata.get("token_count")
+        if isinstance(count, int | float) and not isinstance(count, bool) and math.isfinite(count) and count:
+            self.stat_update("doc_len_tokens", value=count, unit="doc")
+
+
 _STAGE_CACHE: dict[tuple[str, str], Stage] = {}  # one built stage per (name, options) and process
+
+
+def clear_stage_cache() -> None:
+    """Forget this process's built stages (a benchmark's cold start; tests)."""
+    _STAGE_CACHE.clear()
 
 
 def _options_dict(options: StageOptions | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -103,14 +165,21 @@ def _options_dict(options: StageOptions | Mapping[str, Any] | None) -> dict[str,
     return asdict(StageOptions(**options))
 
 
-def _cached_stage(name: str, options: dict[str, Any]) -> Stage:
+def _cached_stage(name: str, options: dict[str, Any]) -> tuple[Stage, float | None]:
+    """The stage built once per process and options; with the seconds its build took, None when
+    it came from the cache. Every task a worker process runs reuses it (datatrove unpickles a
+    fresh pipeline per task, so the cache lives here, in the module, not on the block)."""
     key = (name, json.dumps(options, sort_keys=True, default=str))
-    if key not in _STAGE_CACHE:
-        _STAGE_CACHE[key] = build_stages([name], options)[0]
-    return _STAGE_CACHE[key]
+    stage = _STAGE_CACHE.get(key)
+    if stage is not None:
+        return stage, None
+    start = time.perf_counter()
+    stage = build_stages([name], options)[0]
+    _STAGE_CACHE[key] = stage
+    return stage, time.perf_counter() - start
 
 
-class _CountedPerTask(BaseFilter):
+class _CountedPerTask(_SafeDocStats, BaseFilter):
     """A filter whose stats start from zero in every task.
 
     datatrove's Slurm executor runs the ranks of one array job (tasks_per_job > 1) on the same
@@ -158,9 +227,13 @@ class LittleKitFilter(_CountedPerTask):
 
     @property
     def stage(self) -> Stage:
-        """The stage, built on first use in this process (so a worker loads its own model)."""
+        """The stage, built on first use in this process (so a worker loads its own model), then
+        taken from the process's cache by every later task; a build is counted in the stats."""
         if self._stage is None:
-            self._stage = _cached_stage(self.stage_name, self.options)
+            self._stage, seconds = _cached_stage(self.stage_name, self.options)
+            if seconds is not None:
+                self.stat_update(BUILDS_STAT)
+                self.stat_update(BUILD_SECONDS_STAT, value=seconds, unit="build")
         return self._stage
 
     def __getstate__(self) -> dict[str, Any]:
@@ -169,21 +242,31 @@ class LittleKitFilter(_CountedPerTask):
             state["_stage"] = None  # rebuilt from name + options on the other side
         return state
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> LittleKitFilter:
+        # The local executor deep-copies the pipeline for every task it runs in its own process
+        # (workers=1): share a stage given already built instead of copying its tables each time.
+        clone = type(self).__new__(type(self))
+        memo[id(self)] = clone
+        for key, value in self.__getstate__().items():
+            clone.__dict__[key] = value if key == "_stage" else copy.deepcopy(value, memo)
+        return clone
+
     def filter(self, doc: DTDocument) -> bool | tuple[bool, str]:
         return self.filter_batch([doc])[0]
 
     def filter_batch(self, batch: list[DTDocument]) -> list[bool | tuple[bool, str]]:
         stage = self.stage
-        prior = [doc.metadata.get(SCORES_KEY, {}) for doc in batch]  # what a gated stage reads
+        prior = [_scores_of(doc) for doc in batch]  # what a gated stage reads
         verdicts = decide_all(stage, [doc.text for doc in batch], prior)
         results: list[bool | tuple[bool, str]] = []
-        for doc, verdict in zip(batch, verdicts, strict=True):
+        for doc, scores, verdict in zip(batch, prior, verdicts, strict=True):
             if isinstance(verdict, BaseException):
                 self.stat_update("errored")
                 doc.metadata[DETAIL_KEY] = f"{type(verdict).__name__}: {verdict}"[:MAX_DETAIL]
                 results.append(self._drop(doc, f"{STAGE_ERROR}:{stage.name}"))
                 continue
-            doc.metadata.setdefault(SCORES_KEY, {})[stage.name] = dict(verdict.scores)
+            scores[stage.name] = dict(verdict.scores)
+            doc.metadata[SCORES_KEY] = scores
             results.append(True if verdict.keep else self._drop(doc, verdict.reason or "unspecified"))
         return results
 
@@ -193,11 +276,23 @@ class LittleKitFilter(_CountedPerTask):
         return False, reason
 
 
+def _scores_of(doc: DTDocument) -> dict[str, Any]:
+    """The scores dict the earlier stages wrote; anything else under that name is set aside."""
+    scores = doc.metadata.get(SCORES_KEY)
+    if isinstance(scores, dict):
+        return scores
+    if SCORES_KEY in doc.metadata:  # a value that is not ours (no RecordErrorFilter ran before)
+        set_aside(doc.metadata, (SCORES_KEY,))
+    return {}
+
+
 class RecordErrorFilter(_CountedPerTask):
     """Drops the records our readers could not turn into documents, with their io reason code.
 
     Placed first, so the counts of a run add up as the in-process cascade's do: every record
-    read ends kept, dropped by a stage, or errored here.
+    read ends kept, dropped by a stage, or errored here. As the first block after the reader it
+    also sets aside (renames to `input_<name>`) any field a reader other than ours left under a
+    name the filters write (littlekit_scores, filter_stage, ...): nothing of ours exists yet.
     """
 
     type = "🔻 - FILTER"
@@ -206,6 +301,7 @@ class RecordErrorFilter(_CountedPerTask):
     def filter(self, doc: DTDocument) -> bool | tuple[bool, str]:
         reason = doc.metadata.get(ERROR_KEY)
         if reason is None:
+            set_aside(doc.metadata, (SCORES_KEY, STAGE_KEY, REASON_KEY, DETAIL_KEY))
             return True
         doc.metadata[STAGE_KEY] = INPUT
         doc.metadata[REASON_KEY] = reason
@@ -226,7 +322,7 @@ def _to_datatrove(
     if doc_id is None:
         doc_id = f"{source_file}/{index}"  # datatrove's own default id
     metadata = {key: value for key, value in data.items() if key not in (text_key, id_key)}
-    return DTDocument(text=record.text, id=doc_id, metadata=metadata)
+    return DTDocument(text=record.text, id=doc_id, metadata=set_aside(metadata))
 
 
 def _error_document(error: RecordError, source_file: str, index: int) -> DTDocument:
@@ -235,13 +331,15 @@ def _error_document(error: RecordError, source_file: str, index: int) -> DTDocum
     return DTDocument(text=error.preview, id=error.id or f"{source_file}/{index}", metadata=metadata)
 
 
-class LittleKitJsonlReader(JsonlReader):
+class LittleKitJsonlReader(_SafeDocStats, JsonlReader):
     """datatrove's JSONL reader, except that no line is skipped silently.
 
     datatrove's reader logs and skips a line that is not JSON or has no text, and abandons the
     rest of a file at the first non-UTF-8 byte. Here each line is decoded on its own and every
     non-blank line becomes a Document; those that are not documents carry `littlekit_record_error`
-    (the reason codes of `littlekit.io`) for RecordErrorFilter to count and set aside.
+    (the reason codes of `littlekit.io`) for RecordErrorFilter to count and set aside. Every other
+    field of the record goes to the metadata as it is (`media` and `metadata` too, which
+    datatrove's reader would take for its own), a reserved name renamed (see `set_aside`).
     """
 
     def __init__(self, data_folder, *, max_bytes: int = DEFAULT_MAX_BYTES, **kwargs: Any):
@@ -277,7 +375,7 @@ class LittleKitJsonlReader(JsonlReader):
         return _to_datatrove(data, filepath, index, self.text_key, self.id_key, self.max_bytes, preview)
 
 
-class LittleKitParquetReader(ParquetReader):
+class LittleKitParquetReader(_SafeDocStats, ParquetReader):
     """datatrove's Parquet reader, keeping every column and turning rows without usable text into
     error documents instead of skipping them."""
 
@@ -338,14 +436,56 @@ def flat_record(
     metadata = document.metadata
     if not keep_scores:
         metadata = {key: value for key, value in metadata.items() if key != SCORES_KEY}
-    return {id_key: document.id, text_key: document.text, **metadata}
+    record = {id_key: document.id, text_key: document.text, **metadata}
+    if document.media and "media" not in record:  # a datatrove reader's Media objects
+        record["media"] = [dataclasses.asdict(media) | {"media_bytes": None} for media in document.media]
+    return record
+
+
+class LittleKitJsonlWriter(_SafeDocStats, JsonlWriter):
+    """datatrove's JSONL writer, for flat records whose fields are the input's, whatever they are.
+
+    datatrove's writer reads three things of a record as its own: a top-level `media` field
+    (each entry must be a dict with `media_bytes`, else KeyError), the metadata as tags of the
+    file name (an input field `rank` would send the record to another task's file) and
+    `token_count` (see _SafeDocStats); and orjson refuses integers over 64 bits, lone surrogates
+    and keys that are not strings. Here none of these can end a task: the file name uses the
+    task's rank alone, and a record orjson refuses is written by `littlekit.io.to_json_line`
+    (the in-process writer's JSON) instead. Either way a NaN or infinity is written as null, as
+    orjson does, so the lines stay strict JSON that datatrove's own readers parse.
+    """
+
+    def _write(self, document: dict, file_handler, _filename: str) -> None:
+        import orjson  # datatrove's JsonlWriter requires it
+
+        try:
+            line = orjson.dumps(document, option=orjson.OPT_APPEND_NEWLINE, default=json_default)
+        except TypeError:  # orjson.JSONEncodeError: a big integer, a lone surrogate, a non-str key
+            line = to_json_line(_finite(document)).encode("utf-8") + b"\n"
+        file_handler.write(line)
+
+    def _get_output_filename(self, document: DTDocument, rank: int | str = 0, **kwargs) -> str:
+        return self.output_filename.substitute({"id": document.id, **kwargs, "rank": str(rank).zfill(5)})
+
+
+def _finite(value: Any) -> Any:
+    """The value with every NaN or infinite float in it replaced by None (as orjson writes them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _writer(
     folder: str | os.PathLike, text_key: str, id_key: str, compression: str | None, keep_scores: bool = True
 ) -> JsonlWriter:
     adapter = partial(flat_record, text_key=text_key, id_key=id_key, keep_scores=keep_scores)
-    return JsonlWriter(str(folder), output_filename="${rank}.jsonl", compression=compression, adapter=adapter)
+    return LittleKitJsonlWriter(
+        str(folder), output_filename="${rank}.jsonl", compression=compression, adapter=adapter
+    )
 
 
 # --- the pipeline ---------------------------------------------------------------------------------
@@ -354,6 +494,8 @@ def _writer(
 def expand_stages(stages: str | Sequence[str | Stage]) -> list[str | Stage]:
     """Stage names from "aoa,symbolic", "all" (every registered stage in cascade order) or a list."""
     if isinstance(stages, str):
+        from littlekit.filter.artifacts import stage_list  # here: the driver needs it, workers do not
+
         return stage_list(stages)
     return [stage if isinstance(stage, Stage) else stage_names([stage])[0] for stage in stages]
 
@@ -487,8 +629,10 @@ def run_datatrove(
 
 
 def describe_run(pipeline: Sequence[PipelineStep], tasks: int) -> dict[str, Any]:
-    """What must not change between a run and its resumption: tasks, input files, stages, outputs."""
+    """What must not change between a run and its resumption: tasks, stages, outputs, and the input
+    files, by name and by content identity (size and modification time, `input_identities`)."""
     steps = []
+    inputs: dict[str, dict[str, dict[str, Any]]] = {}
     for step in pipeline:
         entry: dict[str, Any] = {"block": type(step).__name__}
         if isinstance(step, LittleKitFilter):
@@ -503,12 +647,55 @@ def describe_run(pipeline: Sequence[PipelineStep], tasks: int) -> dict[str, Any]
             files = step.data_folder.list_files(recursive=step.recursive, glob_pattern=step.glob_pattern)
             entry["files"] = len(files)  # files added or removed would reshard the input
             entry["files_sha256"] = hashlib.sha256("\n".join(files).encode()).hexdigest()
+            inputs[step.data_folder.path] = input_identities(
+                step.data_folder, files, step.recursive, step.glob_pattern
+            )
         steps.append(entry)
-    return {"tasks": tasks, "pipeline": steps}
+    return {"tasks": tasks, "pipeline": steps, "inputs": inputs}
+
+
+_MODIFIED_KEYS = ("mtime", "LastModified", "last_modified", "updated", "modified", "timeCreated")
+_CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "blob_id", "sha256", "checksum")
+
+
+def input_identities(
+    folder: DataFolder, files: Sequence[str], recursive: bool = True, glob_pattern: str | None = None
+) -> dict[str, dict]:
+    """{file: {"size", "modified"[, "checksum"]}} for each of `files` (relative to `folder`).
+
+    From one listing, the one `DataFolder.list_files` makes for the same `glob_pattern` (a local
+    stat per file, an object store's LIST), so no input byte is read: `modified` is the
+    modification time (local: seconds since the epoch), `checksum` the store's ETag or hash where
+    the listing carries one (S3, GCS, the Hub), never computed here.
+    """
+    maxdepth = None if recursive else 1
+    if glob_pattern and not has_magic(glob_pattern):
+        glob_pattern = f"*{glob_pattern}"  # as list_files does
+    if glob_pattern:
+        listing = folder.glob(glob_pattern, maxdepth=maxdepth, detail=True)
+    else:
+        listing = folder.find("", maxdepth=maxdepth, detail=True)
+    found = {}
+    for name in files:
+        info = listing.get(name)
+        if info is None:
+            info = folder.info(name)
+        identity: dict[str, Any] = {"size": info.get("size")}
+        for keys, field in ((_MODIFIED_KEYS, "modified"), (_CHECKSUM_KEYS, "checksum")):
+            value = next((info[key] for key in keys if info.get(key) is not None), None)
+            if value is not None:
+                identity[field] = value if isinstance(value, int | float) else str(value)
+        found[name] = identity
+    return found
+
+
+class ResumeRefused(ValueError):
+    """A rerun with the same logging directory whose settings or input differ from the first run's."""
 
 
 def check_manifest(logging_dir, manifest: dict[str, Any]) -> None:
-    """Write the run's manifest, or refuse a rerun whose manifest differs from the first run's.
+    """Write the run's manifest, or refuse (ResumeRefused) a rerun whose manifest differs from the
+    first run's: naming the input file that changed, was added or was removed, else the setting.
 
     `logging_dir`: a path or datatrove DataFolder (local or remote, as the executor's).
     """
@@ -517,14 +704,69 @@ def check_manifest(logging_dir, manifest: dict[str, Any]) -> None:
     if folder.isfile(MANIFEST):
         with folder.open(MANIFEST, "r") as handle:
             first = json.load(handle)
-        if first != json.loads(text):
-            raise ValueError(
-                f"{folder.path} holds a run with other settings (see its {MANIFEST}); resuming it with "
-                "these would mix two runs' outputs. Use a new logging_dir, or delete it with the outputs."
-            )
+        now = json.loads(text)
+        if "inputs" not in first:  # written before input identities were recorded: names only
+            now.pop("inputs", None)
+        if first != now:
+            raise ResumeRefused(_refusal(folder.path, first, now))
         return
     with folder.open(MANIFEST, "w") as handle:
         handle.write(text + "\n")
+
+
+def _refusal(logging_dir: str, first: dict[str, Any], now: dict[str, Any]) -> str:
+    changes = _input_changes(first.get("inputs", {}), now.get("inputs", {}))
+    restart = (
+        "start over with a new --logging-dir (logging_dir) and new output folders, or delete this "
+        "one together with the outputs"
+    )
+    if changes:
+        shown = changes[:10] + ([f"... and {len(changes) - 10} more"] if len(changes) > 10 else [])
+        return (
+            f"refusing to resume the run in {logging_dir}: its input changed since the run started "
+            f"(its {MANIFEST} records each input file's size and modification time):\n  "
+            + "\n  ".join(shown)
+            + "\nResuming would mix outputs of two versions of the input. Restore the input as it was "
+            f"to resume, or {restart}."
+        )
+    differs = [key for key in sorted(set(first) | set(now)) if first.get(key) != now.get(key)]
+    detail = ""
+    if first.get("tasks") != now.get("tasks"):
+        detail = f" (tasks {first.get('tasks')} then, {now.get('tasks')} now)"
+    return (
+        f"{logging_dir} holds a run with other settings ({', '.join(differs)} differ{detail}; see its "
+        f"{MANIFEST}); resuming it with these would mix two runs' outputs. Rerun with the same "
+        f"settings to resume, or {restart}."
+    )
+
+
+def _input_changes(first: dict[str, dict], now: dict[str, dict]) -> list[str]:
+    """One line per input file changed, added or removed between two manifests' `inputs`."""
+    lines = []
+    for folder in sorted(set(first) | set(now)):
+        before, after = first.get(folder, {}), now.get(folder, {})
+        for name in sorted(set(before) | set(after)):
+            path = f"{folder.rstrip('/')}/{name}"
+            if name not in after:
+                lines.append(f"removed: {path}")
+            elif name not in before:
+                lines.append(f"added: {path}")
+            elif before[name] != after[name]:
+                what = [
+                    f"{key} {_shown(key, before[name].get(key))} -> {_shown(key, after[name].get(key))}"
+                    for key in ("size", "modified", "checksum")
+                    if before[name].get(key) != after[name].get(key)
+                ]
+                lines.append(f"changed: {path} ({', '.join(what)})")
+    return lines
+
+
+def _shown(key: str, value: Any) -> str:
+    if key == "size" and isinstance(value, int):
+        return f"{value:,} bytes"
+    if key == "modified" and isinstance(value, int | float):
+        return datetime.fromtimestamp(value).isoformat(sep=" ", timespec="microseconds")
+    return str(value)
 
 
 def filter_with_datatrove(
@@ -611,6 +853,30 @@ def datatrove_report(logging_dir: str | os.PathLike) -> CascadeReport:
         passed = report.stage_out[name]
     report.kept = passed
     return report
+
+
+def datatrove_stage_builds(logging_dir: str | os.PathLike) -> dict[str, tuple[int, float]]:
+    """{stage: (times built, seconds building)} over the run's completed tasks.
+
+    A stage is built once per worker process (and options), however many tasks the process
+    runs, so with the local executor the count is at most the number of workers.
+    """
+    found: dict[str, tuple[int, float]] = {}
+    for stats_file in sorted((Path(logging_dir) / "stats").glob("*.json")):
+        for step in json.loads(stats_file.read_text(encoding="utf-8")):
+            name = step["name"].split(": ", 1)[-1]
+            if not name.startswith(NAME_PREFIX) or name == NAME_PREFIX + INPUT:
+                continue
+            name = name.removeprefix(NAME_PREFIX)
+            stats = step["stats"]
+            builds, seconds = (_total(stats.get(label, 0)) for label in (BUILDS_STAT, BUILD_SECONDS_STAT))
+            count, spent = found.get(name, (0, 0.0))
+            found[name] = (count + int(builds), spent + float(seconds))
+    return found
+
+
+def _total(value: Any) -> float:
+    return value["total"] if isinstance(value, dict) else value
 
 
 def _reasons(counts: Counter) -> Counter:
