@@ -16,6 +16,10 @@ Reason codes for records that cannot become documents:
 
 Non-UTF-8 lines are dropped with `bad_encoding` rather than decoded with replacement: a filter
 that judges vocabulary should not score mojibake, and the error record says which line to fix.
+
+A file that cannot be read on (a gzip file cut short, damaged compressed data, a Parquet file
+that is not one) is not a record error but an `InputFileError`, naming the file, how far it was
+read and what to do: the records before it were read, the rest of the file cannot be.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ import gzip
 import io
 import json
 import os
+import pickle
+import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +81,10 @@ class RecordError:
 
 
 Record = Document | RecordError
+
+
+class InputFileError(ValueError):
+    """An input file that cannot be read (on): the message names it, where, and what to do."""
 
 
 def input_format(path: str | os.PathLike) -> str:
@@ -164,17 +175,49 @@ def read_jsonl(
     id_field: str = "id",
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Iterator[Record]:
-    """Records of a JSONL file (gzip when the name ends in .gz). Blank lines are skipped, not counted."""
-    with _open_binary(path) as handle:
-        for line_no, raw, size in _bounded_lines(handle, max_bytes):
-            if raw is None:
-                yield RecordError(line_no, TOO_LARGE, f"line of {size:,} bytes is over {max_bytes:,}")
-                continue
-            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]  # a UTF-8 byte-order mark
-            if not raw.strip():
-                continue
-            yield _parse_line(raw, line_no, text_field, id_field, max_bytes)
+    """Records of a JSONL file (gzip when the name ends in .gz). Blank lines are skipped, not counted.
+
+    A .gz file that is not gzip data is an InputFileError at once; one that is cut short or
+    damaged is an InputFileError when the reading reaches the damage (after the lines before it).
+    """
+    if str(path).lower().endswith(".gz"):
+        with open(path, "rb") as handle:
+            magic = handle.read(2)
+        if magic and magic != b"\x1f\x8b":
+            raise InputFileError(
+                f"{path} is not gzip data although its name ends in .gz; "
+                "rename it without .gz if it is plain JSONL, or compress it again"
+            )
+    return _jsonl_records(path, text_field, id_field, max_bytes)
+
+
+def _jsonl_records(path, text_field: str, id_field: str, max_bytes: int) -> Iterator[Record]:
+    line_no = 0
+    try:
+        with _open_binary(path) as handle:
+            for line_no, raw, size in _bounded_lines(handle, max_bytes):
+                if raw is None:
+                    yield RecordError(line_no, TOO_LARGE, f"line of {size:,} bytes is over {max_bytes:,}")
+                    continue
+                if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]  # a UTF-8 byte-order mark
+                if not raw.strip():
+                    continue
+                yield _parse_line(raw, line_no, text_field, id_field, max_bytes)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        what = "ends early (cut short: an interrupted download or copy?)" if isinstance(exc, EOFError) else (
+            f"is damaged ({exc})"
+        )
+        where = "before its first line"
+        if line_no:
+            where = f"after line {line_no:,}; the lines up to there were read"
+        keep = f", or keep its good part (`zcat {path} | head -n {line_no}`)" if line_no else ""
+        raise InputFileError(
+            f"{path}: its gzip data {what} {where}. Fetch or compress the file again "
+            f"(`gzip -t {path}` checks one){keep}"
+        ) from exc
+    except OSError as exc:
+        raise InputFileError(f"{path}: reading stopped after line {line_no:,}: {exc}") from exc
 
 
 def _parse_line(raw: bytes, line_no: int, text_field: str, id_field: str, max_bytes: int) -> Record:
@@ -236,20 +279,36 @@ def read_parquet(
     """
     import pyarrow.parquet as pq
 
-    parquet = pq.ParquetFile(path)
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not parquet
+        raise InputFileError(
+            f"{path} is not a readable Parquet file ({type(exc).__name__}: {exc}); "
+            "write it again, or pass --format jsonl if it is JSON lines"
+        ) from None
     names = parquet.schema_arrow.names
     if text_field not in names:
         raise ValueError(
             f"column {text_field!r} not in {Path(path).name}; columns: {names} (use --text-field)"
         )
-    return _parquet_rows(parquet, text_field, id_field, max_bytes, batch_rows)
+    return _parquet_rows(parquet, path, text_field, id_field, max_bytes, batch_rows)
 
 
 def _parquet_rows(
-    parquet, text_field: str, id_field: str, max_bytes: int, batch_rows: int
+    parquet, path, text_field: str, id_field: str, max_bytes: int, batch_rows: int
 ) -> Iterator[Record]:
     row = 0
-    for batch in parquet.iter_batches(batch_size=batch_rows):
+    batches = parquet.iter_batches(batch_size=batch_rows)
+    while True:
+        try:
+            batch = next(batches, None)
+        except Exception as exc:  # a damaged row group: pyarrow's OSError or ArrowInvalid
+            raise InputFileError(
+                f"{path}: cannot read on after row {row:,} ({type(exc).__name__}: {exc}); "
+                "the rows up to there were read; write the file again"
+            ) from exc
+        if batch is None:
+            return
         for record in batch.to_pylist():
             row += 1
             yield record_to_document(record, row, text_field, id_field, max_bytes)
@@ -307,7 +366,7 @@ def json_default(value: Any) -> Any:
     return str(value)
 
 
-def to_json_line(record: dict) -> str:
+def to_json_line(record: Any) -> str:
     """One JSONL line (no newline); text with lone surrogates falls back to escaped ASCII."""
     line = json.dumps(record, ensure_ascii=False, default=json_default)
     return line if _encodable(line) else json.dumps(record, default=json_default)
@@ -317,12 +376,14 @@ class JsonlWriter:
     """Write records as JSON lines (gzip when the name ends in .gz), `batch_rows` lines per write.
 
     Output goes to `<path>.partial` and is renamed on a clean close, so a crashed run never
-    leaves a file that looks complete.
+    leaves a file that looks complete. `close(final=False)` (a run that stopped part-way) leaves
+    what was written, whole lines only, in `<path>.partial` (`written_to`).
     """
 
     def __init__(self, path: str | os.PathLike, batch_rows: int = 10_000):
         self.path = Path(path)
-        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.partial = partial_path(self.path)
+        self.written_to: Path | None = None  # where the records are once closed (None: removed)
         self.batch_rows = batch_rows
         self.rows = 0
         self._buffer: list[str] = []
@@ -341,7 +402,9 @@ class JsonlWriter:
             self.rows += len(self._buffer)
             self._buffer.clear()
 
-    def close(self, ok: bool = True) -> None:
+    def close(self, ok: bool = True, final: bool = True) -> None:
+        """ok: keep what was written (renamed to `path`, or left as `.partial` when not final);
+        not ok: remove it."""
         try:
             if ok:
                 self._flush()
@@ -350,7 +413,7 @@ class JsonlWriter:
             raise
         finally:
             self._handle.close()
-            _finish_partial(self.partial, self.path, ok)
+            self.written_to = _finish_partial(self.partial, self.path, ok, final)
 
     def __enter__(self) -> JsonlWriter:
         return self
@@ -362,19 +425,30 @@ class JsonlWriter:
 class ParquetWriter:
     """Write records to Parquet, one row group per `batch_rows` records (zstd).
 
-    With `schema` (the input's, for Parquet input) every column keeps its type. Without it the
-    schema comes from the first batch; a later record with a field the first batch lacked is a
-    ValueError rather than a silently lost field.
+    With `schema` (the input's, for Parquet input) every column keeps its type and row groups are
+    written as they fill. Without it (JSONL or streamed input, whose fields may differ from record
+    to record) the batches wait in a spool file beside the output, and on close the file gets one
+    schema for them all: every field any record has (null where a record lacks it), each with the
+    type its values share (ints and floats: double; structs: the union of their fields). A field
+    whose values have no common type (1 in one record, "x" in another) is written as strings (a
+    string as it is, anything else as its JSON) and listed in `string_fields`, field -> the
+    Python types seen, so nothing is lost and the run is not stopped by it.
     """
 
     def __init__(self, path: str | os.PathLike, batch_rows: int = 10_000, schema=None):
         self.path = Path(path)
-        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.partial = partial_path(self.path)
+        self.written_to: Path | None = None
         self.batch_rows = batch_rows
         self.schema = schema
         self.rows = 0
+        self.string_fields: dict[str, list[str]] = {}
+        self._fixed = schema is not None
         self._buffer: list[dict] = []
         self._writer = None
+        self._spool: IO[bytes] | None = None
+        self._types: dict[str, Any] = {}  # field -> common Arrow type so far, None: no common type
+        self._seen: dict[str, set[str]] = {}  # field -> Python type names of its values
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(self, record: dict) -> None:
@@ -383,20 +457,36 @@ class ParquetWriter:
             self._flush()
 
     def _flush(self) -> None:
+        if not self._buffer:
+            return
+        if self._fixed:
+            self._write_fixed()
+        else:
+            self._observe(self._buffer)
+            if self._spool is None:
+                self._spool = tempfile.NamedTemporaryFile(  # closed (and so removed) by close
+                    prefix=self.path.name + ".", suffix=".spool", dir=self.path.parent
+                )
+            pickle.dump(self._buffer, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
+        self.rows += len(self._buffer)
+        self._buffer.clear()
+
+    def _write_fixed(self) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if not self._buffer:
-            return
-        if self.schema is None:
-            self.schema = pa.Table.from_pylist(self._buffer).schema
         self._check_fields()
-        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        try:
+            table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+            name, line = _failing_field(self._buffer, self.schema)
+            raise ValueError(
+                f"cannot write field {name!r} of kept record {self.rows + line} as {self.path.name}'s "
+                f"{self.schema.field(name).type if name else 'schema'} ({exc}); write .jsonl instead"
+            ) from exc
         if self._writer is None:
             self._writer = pq.ParquetWriter(self.partial, self.schema, compression="zstd")
         self._writer.write_table(table)
-        self.rows += len(self._buffer)
-        self._buffer.clear()
 
     def _check_fields(self) -> None:
         known = set(self.schema.names)
@@ -404,17 +494,84 @@ class ParquetWriter:
             extra = set(record) - known
             if extra:
                 raise ValueError(
-                    f"record has fields {sorted(extra)} that earlier records lacked; "
+                    f"record has fields {sorted(extra)} that the input's schema lacks; "
                     "Parquet needs one schema (write .jsonl instead)"
                 )
 
-    def close(self, ok: bool = True) -> None:
+    def _observe(self, batch: list[dict]) -> None:
+        """Widen each field's type by this batch's values (None once they share none)."""
+        import pyarrow as pa
+
+        for record in batch:
+            for name in record:
+                if name not in self._types:
+                    self._types[name] = pa.null()
+                    self._seen[name] = set()
+        for name, known in self._types.items():
+            values = [record.get(name) for record in batch]
+            self._seen[name].update(type(value).__name__ for value in values if value is not None)
+            if known is None:
+                continue
+            try:
+                found = pa.array(values).type
+            except (pa.ArrowException, ValueError, TypeError, OverflowError):
+                self._types[name] = None
+                continue
+            self._types[name] = _common_type(known, found)
+
+    def _final_schema(self):
+        """The spooled batches' schema; a field some batch cannot be converted to becomes strings."""
+        import pyarrow as pa
+
+        for batch in self._spooled():
+            for name, dtype in self._types.items():
+                if dtype is None:
+                    continue
+                try:
+                    pa.array([record.get(name) for record in batch], type=dtype)
+                except (pa.ArrowException, ValueError, TypeError, OverflowError):
+                    self._types[name] = None
+        self.string_fields = {
+            name: sorted(self._seen[name]) for name, dtype in self._types.items() if dtype is None
+        }
+        return pa.schema([(name, pa.string() if t is None else t) for name, t in self._types.items()])
+
+    def _spooled(self) -> Iterator[list[dict]]:
+        assert self._spool is not None
+        self._spool.flush()
+        self._spool.seek(0)
+        while True:
+            try:
+                yield pickle.load(self._spool)
+            except EOFError:
+                return
+
+    def _write_spool(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.schema = self._final_schema()
+        strings = list(self.string_fields)
+        self._writer = pq.ParquetWriter(self.partial, self.schema, compression="zstd")
+        for batch in self._spooled():
+            for record in batch:
+                for name in strings:
+                    value = record.get(name)
+                    if value is not None and not isinstance(value, str):
+                        record[name] = to_json_line(value)
+            self._writer.write_table(pa.Table.from_pylist(batch, schema=self.schema))
+
+    def close(self, ok: bool = True, final: bool = True) -> None:
+        """ok: keep what was written (renamed to `path`, or left as `.partial` when not final);
+        not ok: remove it."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         try:
             if ok:
                 self._flush()
+                if self._spool is not None:
+                    self._write_spool()
                 if self._writer is None:  # nothing kept: still leave a valid, empty file
                     self.schema = self.schema if self.schema is not None else pa.schema([])
                     self._writer = pq.ParquetWriter(self.partial, self.schema, compression="zstd")
@@ -422,9 +579,11 @@ class ParquetWriter:
             ok = False
             raise
         finally:
+            if self._spool is not None:
+                self._spool.close()  # a NamedTemporaryFile: closing removes it
             if self._writer is not None:
                 self._writer.close()
-            _finish_partial(self.partial, self.path, ok)
+            self.written_to = _finish_partial(self.partial, self.path, ok, final)
 
     def __enter__(self) -> ParquetWriter:
         return self
@@ -433,11 +592,48 @@ class ParquetWriter:
         self.close(ok=exc_type is None)
 
 
-def _finish_partial(partial: Path, path: Path, ok: bool) -> None:
-    if ok:
-        os.replace(partial, path)
-    else:
+def _common_type(known, found):
+    """The type both kinds of values convert to (pyarrow's permissive promotion), else None."""
+    import pyarrow as pa
+
+    if known == found or pa.types.is_null(found):
+        return known
+    if pa.types.is_null(known):
+        return found
+    try:
+        schemas = [pa.schema([("f", known)]), pa.schema([("f", found)])]
+        return pa.unify_schemas(schemas, promote_options="permissive").field("f").type
+    except (pa.ArrowException, ValueError, TypeError):
+        return None
+
+
+def _failing_field(batch: list[dict], schema) -> tuple[str | None, int]:
+    """The first field (and 1-based record in the batch) that cannot be converted to the schema."""
+    import pyarrow as pa
+
+    for column in schema:
+        for line, record in enumerate(batch, start=1):
+            try:
+                pa.array([record.get(column.name)], type=column.type)
+            except (pa.ArrowException, ValueError, TypeError, OverflowError):
+                return column.name, line
+    return None, 1
+
+
+def partial_path(path: Path) -> Path:
+    """Where a writer puts its output until it is closed cleanly."""
+    return path.with_name(path.name + ".partial")
+
+
+def _finish_partial(partial: Path, path: Path, ok: bool, final: bool = True) -> Path | None:
+    """Rename the partial file to its path (ok and final), leave it (ok, not final), or remove it."""
+    if not ok:
         partial.unlink(missing_ok=True)
+        return None
+    if not final:
+        return partial
+    os.replace(partial, path)
+    return path
 
 
 def open_writer(

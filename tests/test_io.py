@@ -181,13 +181,20 @@ def test_parquet_writer_keeps_the_input_schema(tmp_path):
     assert pq.ParquetFile(out).metadata.num_row_groups == 2
 
 
-def test_parquet_writer_refuses_fields_the_first_batch_lacked(tmp_path):
-    writer = ParquetWriter(tmp_path / "kept.parquet", batch_rows=1)
-    writer.write({"text": "a"})
-    with pytest.raises(ValueError, match=r"fields \['extra'\] that earlier records lacked"):
+def test_parquet_writer_adds_fields_later_records_bring(tmp_path):
+    # without a schema (JSONL input) the batches are spooled and get one schema on close (was: refused)
+    out = tmp_path / "kept.parquet"
+    with ParquetWriter(out, batch_rows=1) as writer:
+        writer.write({"text": "a"})
+        writer.write({"text": "b", "extra": 1})
+    assert pq.read_table(out).to_pylist() == [{"text": "a", "extra": None}, {"text": "b", "extra": 1}]
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.parquet"]  # no spool file left
+    fixed = pa.schema([("text", pa.string())])
+    writer = ParquetWriter(tmp_path / "fixed.parquet", batch_rows=1, schema=fixed)
+    with pytest.raises(ValueError, match=r"fields \['extra'\] that the input's schema lacks"):
         writer.write({"text": "b", "extra": 1})
     writer.close(ok=False)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.parquet"]
 
 
 def test_empty_parquet_output_is_still_a_valid_file(tmp_path):

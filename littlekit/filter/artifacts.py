@@ -22,22 +22,24 @@ that is missing or malformed for the stages asked for.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import struct
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from littlekit.filter.fasttext import fasttext_file_problem
 from littlekit.filter.filter_config import CLASSIFIER_STAGES, FILTER_CONFIG, read_operating_point
 from littlekit.filter.lexicon import AoALexicon, read_aoa_table
 from littlekit.filter.registry import known_stages, stage_names
 from littlekit.filter.word_table import save_word_scores
 
-FASTTEXT_MAGIC = 793712314  # first int32 of every fastText .bin/.ftz (FASTTEXT_FILEFORMAT_MAGIC_INT32)
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
 
 
@@ -58,6 +60,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "data/aoa.parquet",
         "aoa",
         "AoA table, columns word, aoa (years)",
+        "`littlekit fit aoa --data DATA --out DIR`, or "
         "littlekit.filter.artifacts.export_aoa_table(table, DIR), e.g. from data/aoa/aoa_lemma.csv",
     ),
     Artifact(
@@ -65,6 +68,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "models/fasttext_grade.bin",
         "fasttext",
         "supervised fastText grade classifier, labels __label__K5/K8/K12/OOS",
+        "`littlekit fit fasttext --data DATA --out DIR`, or "
         "littlekit.fit.fasttext.train_fasttext(labels, DIR/models/fasttext_grade.bin)",
     ),
     Artifact(
@@ -73,6 +77,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "encoder",
         "transformers sequence-classification directory (ModernBERT in the paper; all-MiniLM-L6-v2 "
         "in the embedded default), classes K5, K8, K12, OOS",
+        "`littlekit fit encoder --data DATA --out DIR`, or "
         "littlekit.fit.encoder.fine_tune(..., out_dir=DIR/models/modernbert_grade, ...)",
     ),
     Artifact(
@@ -80,6 +85,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
         "data/word_log_odds.parquet",
         "frequency",
         "word table, columns word, beyond_score = log2(rate_beyond / rate_k5)",
+        "`littlekit fit word-table --data DATA --out DIR`, or "
         "littlekit.filter.artifacts.export_word_table(littlekit.filter.word_table.score_words(...), DIR)",
     ),
 )
@@ -157,15 +163,30 @@ def layout() -> str:
     return "\n".join(f"  {a.path:<30s} {a.stage:<9s} {a.what}" for a in ARTIFACTS)
 
 
+def file_problem(option: str, path: str | os.PathLike) -> str | None:
+    """The same checks for a file given on its own (--fasttext-model, --aoa-table, ...): what is
+    wrong with it, or None. A table that is not parquet (csv) is left to its loader's checks."""
+    path = Path(path)
+    if option in ("aoa_table", "word_table") and path.suffix.lower() not in (".parquet", ".pq"):
+        return None if path.is_file() else ("not found" if not path.exists() else "is not a file")
+    return _check(_BY_OPTION[option], path)
+
+
+def how_to_rebuild(option: str) -> str:
+    """How to produce the artifact that fills a stage option."""
+    return _BY_OPTION[option].how
+
+
 def _check(artifact: Artifact, path: Path) -> str | None:
     if artifact.option == "encoder_model":
         return _check_encoder(path)
     if not path.is_file():
         return "not found" if not path.exists() else "is not a file"
     if artifact.option == "fasttext_model":
-        return _check_fasttext(path)
-    required = ("word", "aoa") if artifact.option == "aoa_table" else ("word", "beyond_score")
-    return _check_columns(path, required)
+        return fasttext_file_problem(path)
+    if artifact.option == "aoa_table":
+        return _check_columns(path, {"word": "string", "aoa": "numeric"})
+    return _check_columns(path, {"word": "string", "beyond_score": "numeric"})
 
 
 def _check_encoder(path: Path) -> str | None:
@@ -173,28 +194,97 @@ def _check_encoder(path: Path) -> str | None:
         return "not found" if not path.exists() else "is not a directory"
     if not (path / "config.json").is_file():
         return "no config.json (not a transformers model directory)"
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return f"config.json is not valid JSON ({exc})"
+    if not isinstance(config, dict):
+        return "config.json is not a JSON object"
     if not any((path / name).is_file() for name in WEIGHT_FILES):
         return f"no weights ({' or '.join(WEIGHT_FILES[:2])})"
     if not any((path / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
         return "no tokenizer files (save the tokenizer into the same directory)"
+    return _check_weights(path)
+
+
+def _check_weights(path: Path) -> str | None:
+    """The weight files are whole: each safetensors file's size is what its header says; a torch
+    .bin (a zip archive) opens; a sharded index's shards are there and whole."""
+    files = []
+    if (path / "model.safetensors").is_file():
+        files.append(path / "model.safetensors")
+    index = path / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+        except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+            return f"{index.name} is not a safetensors index ({type(exc).__name__}: {exc})"
+        missing = [name for name in shards if not (path / name).is_file()]
+        if missing:
+            return f"{index.name} names shard(s) that are not there: {missing[:3]}"
+        files += [path / name for name in shards]
+    for file in files:
+        problem = safetensors_problem(file)
+        if problem:
+            return f"{file.name}: {problem}"
+    torch_bin = path / "pytorch_model.bin"
+    if not files and torch_bin.is_file():
+        with torch_bin.open("rb") as handle:
+            zipped = handle.read(2) == b"PK"
+        if zipped:
+            try:
+                with zipfile.ZipFile(torch_bin):
+                    pass
+            except (zipfile.BadZipFile, OSError) as exc:
+                return f"{torch_bin.name} is damaged or truncated ({exc})"
     return None
 
 
-def _check_fasttext(path: Path) -> str | None:
+def safetensors_problem(path: str | os.PathLike) -> str | None:
+    """What is wrong with a .safetensors file (header unreadable, file cut short); None if whole.
+
+    The format: an 8-byte little-endian header length N, N bytes of JSON naming each tensor's
+    byte range, then the data; the file ends where the last tensor does."""
+    path = Path(path)
+    size = path.stat().st_size
     with path.open("rb") as handle:
-        head = handle.read(4)
-    if len(head) < 4 or struct.unpack("<i", head)[0] != FASTTEXT_MAGIC:
-        return "not a fastText model (.bin or .ftz saved by save_model)"
+        head = handle.read(8)
+        if len(head) < 8:
+            return f"not a safetensors file (only {size} bytes)"
+        n = int.from_bytes(head, "little")
+        if n > size - 8 or n > 100_000_000:
+            return f"not a safetensors file, or cut short (its header does not fit in its {size:,} bytes)"
+        try:
+            header = json.loads(handle.read(n).decode("utf-8"))
+            ends = [int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"]
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, UnicodeDecodeError) as exc:
+            return f"not a safetensors file (its header is not readable: {type(exc).__name__})"
+    expected = 8 + n + max(ends, default=0)
+    if size < expected:
+        return f"truncated: its header says {expected:,} bytes but the file has {size:,}"
     return None
 
 
-def _check_columns(path: Path, required: tuple[str, ...]) -> str | None:
+def _check_columns(path: Path, required: Mapping[str, str]) -> str | None:
     try:
-        columns = pq.read_schema(path).names
+        schema = pq.read_schema(path)
+        rows = pq.ParquetFile(path).metadata.num_rows
     except Exception as exc:  # pyarrow raises several types for a file that is not parquet
         return f"not a readable parquet file ({type(exc).__name__}: {exc})"
+    columns = schema.names
     missing = [name for name in required if name not in columns]
-    return f"lacks column(s) {missing}; has {columns}" if missing else None
+    if missing:
+        return f"lacks column(s) {missing}; has {columns}"
+    for name, kind in required.items():
+        dtype = schema.field(name).type
+        ok = (
+            pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or pa.types.is_decimal(dtype)
+            if kind == "numeric"
+            else pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_dictionary(dtype)
+        )
+        if not ok:
+            return f"column {name!r} is {dtype}, not {kind}"
+    return None if rows else "has no rows"
 
 
 # --- writing the directory ---------------------------------------------------------------------

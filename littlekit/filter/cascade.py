@@ -13,6 +13,15 @@ is scored a batch at a time; if that raises, the batch is re-scored one document
 bad document cannot take its neighbours with it. Any other stage is scored one document at a time
 (the base's `score_batch` loop, with each document's error kept to that document).
 
+An `ErrorLimit` (`littlekit filter --max-error-rate`) stops a run whose stages error on too many
+documents: a truncated model that loads but raises on every text must not finish "successfully".
+It is judged per stage, on the share of the documents entering the stage that errored: after each
+batch once at least `min_documents` have entered, and at the end of the input over
+max(entered, min_documents), so a small input with one stray error passes and one whose every
+document errors does not. A breached limit, or an input file that cannot be read on
+(`littlekit.io.InputFileError`), ends the run with `report.stopped` saying why; every outcome
+handed out before is counted, so the report still adds up.
+
 A stage's `prior_gate` (`littlekit.filter.base.PriorGate`) is a condition on the scores the
 earlier stages gave a document, checked before the stage scores it. The encoder's agreement gate
 (run the encoder only where the fastText band equals the AoA band, as in the paper) is one;
@@ -31,11 +40,13 @@ import numpy as np
 import pandas as pd
 
 from littlekit.filter.base import Decision, PriorGate, Stage
-from littlekit.io import Document, Record, RecordError
+from littlekit.io import Document, InputFileError, Record, RecordError
 
 KEPT, DROPPED, ERRORED = "kept", "dropped", "errored"
 STAGE_ERROR = "stage_error"
 MAX_DETAIL = 500
+MAX_ERROR_RATE = 0.01  # littlekit filter --max-error-rate: the share of a stage's documents
+MIN_ERROR_DOCUMENTS = 100  # judged mid-run once this many entered the stage; at the end over at least this
 
 
 @dataclass(slots=True)
@@ -102,6 +113,8 @@ class CascadeReport:
     stage_out: Counter = field(default_factory=Counter)
     stage_errored: Counter = field(default_factory=Counter)
     stage_seconds: Counter = field(default_factory=Counter)
+    first_error: dict[str, str] = field(default_factory=dict)  # stage -> the first error's detail
+    stopped: str | None = None  # why the run ended before (or failed at) the end of its input
 
     def __post_init__(self) -> None:
         for name in self.stages:
@@ -191,6 +204,8 @@ class CascadeReport:
             ],
             "dropped_by_stage": {name: dict(reasons) for name, reasons in self.dropped_by_stage.items()},
             "errored_by_reason": dict(self.errored_by_reason),
+            "first_stage_error": dict(self.first_error),
+            "stopped": self.stopped,
         }
 
     def to_table(self):
@@ -236,9 +251,44 @@ class CascadeReport:
                 lines.append(f"  dropped  {name:<10s} {reason:<28s} {n:>8,}")
         for reason, n in self.errored_by_reason.most_common():
             lines.append(f"  errored  {'':<10s} {reason:<28s} {n:>8,}")
+        for name, detail in self.first_error.items():
+            lines.append(f"  first error in {name}: {detail[:200]}")
         if self.problems():
             lines.append("WARNING: counts do not add up: " + "; ".join(self.problems()))
+        if self.stopped:
+            lines.append(f"STOPPED : {self.stopped}")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ErrorLimit:
+    """At most `max_rate` of the documents entering any stage may error (see the module docstring)."""
+
+    max_rate: float = MAX_ERROR_RATE
+    min_documents: int = MIN_ERROR_DOCUMENTS
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.max_rate <= 1.0:
+            raise ValueError(f"max_rate must be a fraction between 0 and 1, got {self.max_rate}")
+        if self.min_documents < 1:
+            raise ValueError(f"min_documents must be at least 1, got {self.min_documents}")
+
+    def breach(self, report: CascadeReport, final: bool) -> str | None:
+        """Why the report's stage errors are over the limit, or None. final: the input is done."""
+        for row in report.retention():
+            if not row.errored or (not final and row.n_in < self.min_documents):
+                continue
+            if row.errored > self.max_rate * max(row.n_in, self.min_documents):
+                share = row.errored / row.n_in
+                detail = report.first_error.get(row.stage, "")
+                return (
+                    f"{row.errored:,} of the {row.n_in:,} documents that entered stage {row.stage} errored "
+                    f"({100 * share:.1f}%, over --max-error-rate {self.max_rate:g}"
+                    + ("" if final else f", judged once {self.min_documents:,} had entered")
+                    + ")"
+                    + (f"; the first: {detail[:300]}" if detail else "")
+                )
+        return None
 
 
 def _stage_of_error(reason: str) -> str | None:
@@ -248,9 +298,15 @@ def _stage_of_error(reason: str) -> str | None:
 class CascadeRun:
     """One pass of records through a cascade: iterate it for outcomes; `report` fills in as you go."""
 
-    def __init__(self, cascade: Cascade, records: Iterable[Record], report: CascadeReport):
+    def __init__(
+        self,
+        cascade: Cascade,
+        records: Iterable[Record],
+        report: CascadeReport,
+        error_limit: ErrorLimit | None = None,
+    ):
         self.report = report
-        self._outcomes = cascade._outcomes(records, report)
+        self._outcomes = cascade._outcomes(records, report, error_limit)
 
     def __iter__(self) -> Iterator[Outcome]:
         return self._outcomes
@@ -289,19 +345,51 @@ class Cascade:
     def names(self) -> list[str]:
         return [stage.name for stage in self.stages]
 
-    def run(self, records: Iterable[Record], report: CascadeReport | None = None) -> CascadeRun:
-        """Stream records through the stages; iterate the result for one Outcome per record."""
-        return CascadeRun(self, records, report or CascadeReport(self.names))
+    def run(
+        self,
+        records: Iterable[Record],
+        report: CascadeReport | None = None,
+        error_limit: ErrorLimit | None = None,
+    ) -> CascadeRun:
+        """Stream records through the stages; iterate the result for one Outcome per record.
 
-    def _outcomes(self, records: Iterable[Record], report: CascadeReport) -> Iterator[Outcome]:
+        With `error_limit`, the outcomes end early (after a whole batch) when the share of a
+        stage's documents that errored is over it, and `report.stopped` says so; at the end of
+        the input the limit is judged once more. An InputFileError from `records` is raised after
+        the outcomes of the records read before it, with `report.stopped` set.
+        """
+        return CascadeRun(self, records, report or CascadeReport(self.names), error_limit)
+
+    def _outcomes(
+        self, records: Iterable[Record], report: CascadeReport, error_limit: ErrorLimit | None = None
+    ) -> Iterator[Outcome]:
         batch: list[Record] = []
-        for record in records:
+        source = iter(records)
+        while True:
+            try:
+                record = next(source)
+            except StopIteration:
+                break
+            except InputFileError as exc:  # the records read so far still get their outcomes
+                if batch:
+                    yield from self._run_batch(batch, report)
+                report.stopped = f"the input could not be read on: {exc}"
+                raise
             batch.append(record)
             if len(batch) >= self.batch_size:
                 yield from self._run_batch(batch, report)
                 batch = []
+                if error_limit is not None:
+                    report.stopped = error_limit.breach(report, final=False)
+                    if report.stopped:
+                        report.stopped = f"stopped after {report.read:,} records: {report.stopped}"
+                        return
         if batch:
             yield from self._run_batch(batch, report)
+        if error_limit is not None:
+            breach = error_limit.breach(report, final=True)
+            if breach:
+                report.stopped = f"at the end of the input ({report.read:,} records): {breach}"
 
     def _run_batch(self, batch: list[Record], report: CascadeReport) -> list[Outcome]:
         done: dict[int, Outcome] = {}
@@ -337,6 +425,7 @@ class Cascade:
                 detail = f"{type(verdict).__name__}: {verdict}"[:MAX_DETAIL]
                 done[i] = Outcome(batch[i], ERRORED, stage.name, reason, detail, scores[i])
                 report.stage_errored[stage.name] += 1
+                report.first_error.setdefault(stage.name, f"line {batch[i].line}: {detail}")
                 continue
             scores[i][stage.name] = dict(verdict.scores)
             if verdict.keep:

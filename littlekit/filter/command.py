@@ -10,12 +10,20 @@ import os
 import sys
 import time
 from dataclasses import asdict
+from itertools import combinations, permutations
 from pathlib import Path
 from typing import Any
 
-from littlekit.argtypes import UsageError, finite, fraction, positive_int
-from littlekit.filter.artifacts import ARTIFACTS, artifact_problems, stage_list, stage_options_from_artifacts
-from littlekit.filter.cascade import KEPT, Cascade
+from littlekit.argtypes import UsageError, finite, fraction, positive_float, positive_int
+from littlekit.filter.artifacts import (
+    ARTIFACTS,
+    artifact_problems,
+    file_problem,
+    how_to_rebuild,
+    stage_list,
+    stage_options_from_artifacts,
+)
+from littlekit.filter.cascade import KEPT, MAX_ERROR_RATE, MIN_ERROR_DOCUMENTS, Cascade, ErrorLimit
 from littlekit.filter.encoder import MAX_LENGTH
 from littlekit.filter.lexicon import IMPUTE_MODES
 from littlekit.filter.registry import (
@@ -28,10 +36,12 @@ from littlekit.filter.registry import (
 from littlekit.filter.symbolic import FAMILIES
 from littlekit.io import (
     DEFAULT_MAX_BYTES,
+    InputFileError,
     JsonlWriter,
     input_format,
     open_writer,
     parquet_schema,
+    partial_path,
     read_documents,
     read_hf,
 )
@@ -48,6 +58,12 @@ PATH_FLAGS = {
     "fasttext_model": "--fasttext-model",
     "encoder_model": "--encoder-model",
     "word_table": "--word-table",
+}
+STAGE_FILE = {  # stage -> the option of StageOptions that gives its file
+    "aoa": "aoa_table",
+    "fasttext": "fasttext_model",
+    "encoder": "encoder_model",
+    "frequency": "word_table",
 }
 
 
@@ -152,6 +168,16 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         help=f"records per processing and write batch (default: {DEFAULT_BATCH_ROWS:,}; "
         "with --executor local|slurm|ray, documents per filter batch, default that of the datatrove blocks)",
     )
+    output.add_argument(
+        "--max-error-rate",
+        type=fraction,
+        metavar="FRACTION",
+        default=MAX_ERROR_RATE,
+        help="stop (exit 1) when more than this share of the documents entering a stage error "
+        f"(stage_error:<stage>): judged after each batch once {MIN_ERROR_DOCUMENTS} have entered it, "
+        f"and at the end over at least {MIN_ERROR_DOCUMENTS}; what was written stays, as .partial "
+        f"files, and the report says it stopped; 1 never stops (default: {MAX_ERROR_RATE})",
+    )
     output.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     stages = p.add_argument_group("stages and thresholds (defaults: the published configuration)")
@@ -183,7 +209,7 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
     )
     stages.add_argument(
         "--max-aoa",
-        type=finite,
+        type=positive_float,
         metavar="YEARS",
         default=None,
         help="max 95th-percentile token AoA "
@@ -315,16 +341,13 @@ def run_filter(args: argparse.Namespace) -> int:
     args.batch_rows = args.batch_rows or DEFAULT_BATCH_ROWS
     out, rejected, report_path = _output_paths(args)
     fmt = _check_input(args)
-    names = _stage_names(args.stages)
-    options = _stage_options(args, names)
     try:
         input_format(out)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.inp is not None and args.inp.resolve() in {
-        p.resolve() for p in (out, rejected, report_path) if p
-    }:
-        raise UsageError(f"an output path is the input file {args.inp}")
+    _check_distinct(_named_paths(args, out, rejected, report_path))
+    names = _stage_names(args.stages)
+    options = _stage_options(args, names)
     stages = _build(names, options)
     try:
         records = _open_records(args, fmt)
@@ -355,6 +378,13 @@ def _stage_options(args, names: list[str]):
         for option, path in explicit.items()
         if isinstance(path, Path) and not path.is_file()
     ]
+    for option, path in explicit.items():  # the checks the artifacts directory's files get
+        local = Path(path)
+        if (local.is_file() if isinstance(path, Path) else local.is_dir()):
+            problem = file_problem(option, local)
+            if problem:
+                flag, how = PATH_FLAGS[option], how_to_rebuild(option)
+                problems.append(f"{flag} {path}: {problem}; to rebuild: {how}")
     from_dir: dict[str, Any] = {}
     if args.artifacts is not None:
         given = {artifact.stage for artifact in ARTIFACTS if artifact.option in explicit}
@@ -362,7 +392,10 @@ def _stage_options(args, names: list[str]):
         if not args.artifacts.is_dir():
             problems.append(f"--artifacts directory not found: {args.artifacts}")
         elif wanted:
-            problems += [f"{args.artifacts}/{line}" for line in artifact_problems(args.artifacts, wanted)]
+            found = artifact_problems(args.artifacts, wanted)
+            problems += [f"{args.artifacts}/{line}" for line in found]
+            fixes = [a for a in ARTIFACTS if any(line.startswith(a.path + " ") for line in found)]
+            problems += [f"to rebuild {a.path}: {a.how}" for a in fixes]
         if problems:
             flags = ", ".join(PATH_FLAGS.values())
             raise UsageError(
@@ -410,10 +443,19 @@ def _config_line(names: list[str], args, options) -> str:
 
 
 def _build(names: list[str], options):
-    try:
-        return build_stages(names, options)
-    except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
-        raise UsageError(f"cannot build the stages: {exc}") from None
+    """The stages, each self-checked as it loads (a fastText model or encoder scores a probe
+    text); a failure names the file and how to rebuild it."""
+    stages = []
+    for name in names:
+        try:
+            stages += build_stages([name], options)
+        except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
+            message = f"cannot build the stages: {exc}"
+            option = STAGE_FILE.get(name)
+            if option and getattr(options, option) and "littlekit fit" not in message:
+                message += f"; to rebuild {getattr(options, option)}: {how_to_rebuild(option)}"
+            raise UsageError(message) from None
+    return stages
 
 
 def _refuse_datatrove_options(args) -> None:
@@ -436,6 +478,15 @@ def _run_datatrove(args) -> int:
         check_apart(args.inp, args.out, args.rejected)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _check_distinct(
+        [
+            ("--in", args.inp, False),
+            ("--out", Path(args.out), False),
+            ("--rejected", args.rejected, False),
+            ("--report", args.report or args.logging_dir / "report.json", False),
+        ],
+        files=False,
+    )
     runner_options = {
         "tasks": args.tasks or 1,
         "workers": args.workers or -1,
@@ -475,11 +526,18 @@ def _run_datatrove(args) -> int:
         )
         return 0
     report_path = args.report or args.logging_dir / "report.json"
+    # judged on the finished run's counts: stopping part-way needs a hook in the datatrove blocks
+    breach = ErrorLimit(args.max_error_rate).breach(report, final=True)
+    if breach:
+        report.stopped = f"at the end of the run ({report.read:,} records): {breach}"
     _write_report(report_path, report, args, args.format, args.out, args.rejected, options, seconds)
     print(report.summary())
     print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
     print(f"report  : {report_path}   logs: {args.logging_dir}")
     print(f"time    : {seconds:.1f}s")
+    if breach:
+        _say_failed(f"{report.stopped}; the outputs are in {args.out} and the report ({report_path}) says so")
+        return 1
     return 0
 
 
@@ -546,9 +604,67 @@ def _slurm_options(args) -> dict[str, Any]:
 def _output_paths(args) -> tuple[Path, Path | None, Path | None]:
     """--out names a file, or a folder (ending in / or existing) that gets the three usual files."""
     out = Path(args.out)
-    if args.out.endswith(("/", os.sep)) or out.is_dir():
+    if _out_is_folder(args):
         return out / "kept.jsonl", args.rejected or out / "rejected.jsonl", args.report or out / "report.json"
     return out, args.rejected, args.report
+
+
+def _out_is_folder(args) -> bool:
+    return args.out.endswith(("/", os.sep)) or Path(args.out).is_dir()
+
+
+def _named_paths(args, out: Path, rejected: Path | None, report: Path | None) -> list:
+    """(flag, path, written through a .partial file) for the input and every output of the run."""
+    folder = _out_is_folder(args)
+
+    def label(flag: str, path: Path | None, given) -> str:
+        return flag if given is not None or not folder else f"--out (its {path.name if path else ''})"
+
+    return [
+        ("--in", args.inp, False),
+        ("--out" if not folder else "--out (its kept.jsonl)", out, True),
+        (label("--rejected", rejected, args.rejected), rejected, True),
+        (label("--report", report, args.report), report, False),
+    ]
+
+
+def _check_distinct(named: list[tuple[str, Path | None, bool]], files: bool = True) -> None:
+    """UsageError, before anything runs, when two of the run's paths (the input and the outputs)
+    are one file, through symlinks, `..` or hard links, or an output is the `.partial` file another
+    one is written to; with `files` (the in-process run), also when an output is an existing folder."""
+    given = [(flag, Path(path), partial) for flag, path, partial in named if path is not None]
+    for flag, path, _ in given:
+        if files and flag != "--in" and path.is_dir():
+            raise UsageError(f"{flag} {path} is a folder; give a file name")
+    for (flag_a, a, _), (flag_b, b, _) in combinations(given, 2):
+        if _same_file(a, b):
+            where = (
+                f"{flag_a} and {flag_b} both name {a}"
+                if a == b
+                else f"{flag_a} {a} and {flag_b} {b} are one file ({os.path.realpath(a)})"
+            )
+            if "--in" in (flag_a, flag_b):
+                raise UsageError(
+                    f"an output path is the input file: {where} (outputs never overwrite the input)"
+                )
+            raise UsageError(f"{where}: give each output its own path")
+    for (flag_w, w, partial), (flag_o, o, _) in permutations(given, 2):
+        if partial and _same_file(partial_path(w), o):
+            raise UsageError(
+                f"{flag_o} {o} is the file that {flag_w} {w} is written to until the run ends; "
+                "give it another name"
+            )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same real path (symlinks and .. resolved, also for
+    files not there yet), or, for two that exist, the same inode (hard links)."""
+    try:
+        if a.exists() and b.exists() and os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
 
 
 def _check_input(args) -> str:
@@ -556,6 +672,11 @@ def _check_input(args) -> str:
         if args.format != "auto":
             raise UsageError("--format applies to --in, not --hf-dataset")
         return "hf"
+    if args.inp.is_dir():
+        raise UsageError(
+            f"--in {args.inp} is a folder; the in-process run reads one file: name a file in it, or run "
+            f"the whole folder with --executor local --logging-dir DIR (--out is then a folder too)"
+        )
     if not args.inp.is_file():
         raise UsageError(f"input file not found: {args.inp}")
     if args.format != "auto":
@@ -597,14 +718,24 @@ def _open_records(args, fmt: str):
 
 
 def _stream(args, fmt, records, stages, out, rejected, report_path, options, say) -> int:
-    """Records through the cascade into the kept and rejected writers; then the report."""
+    """Records through the cascade into the kept and rejected writers; then the report.
+
+    A run stopped part-way (the --max-error-rate limit, or an input file that cannot be read on)
+    keeps what it wrote, whole records only, in the writers' .partial files, writes the report
+    (which says it stopped and still adds up) and returns 1.
+    """
     start = time.perf_counter()
     schema = parquet_schema(args.inp) if fmt == "parquet" and out.name.endswith((".parquet", ".pq")) else None
     cascade = Cascade(stages, batch_size=args.batch_rows)
-    run = cascade.run(records)
-    with open_writer(out, args.batch_rows, schema) as kept_out:
+    run = cascade.run(records, error_limit=ErrorLimit(args.max_error_rate))
+    kept_out = open_writer(out, args.batch_rows, schema)
+    try:
         rejected_out = JsonlWriter(rejected, args.batch_rows) if rejected else None
-        ok = False
+    except BaseException:
+        kept_out.close(False)
+        raise
+    ok = False
+    try:
         try:
             for n, outcome in enumerate(run, start=1):
                 if outcome.status == KEPT:
@@ -617,22 +748,63 @@ def _stream(args, fmt, records, stages, out, rejected, report_path, options, say
                         f"  {n:>12,} read: kept {r.kept:,}, dropped {r.dropped:,}, errored {r.errored:,} "
                         f"[{time.perf_counter() - start:.1f}s]"
                     )
-            ok = True
-        finally:
-            if rejected_out is not None:
-                rejected_out.close(ok)
+        except InputFileError:  # the cascade set report.stopped; what was read is counted
+            pass
+        ok = True
+    finally:
+        _close_writers(kept_out, rejected_out, ok, final=ok and run.report.stopped is None)
     report = run.report
     seconds = time.perf_counter() - start
+    kept_at = kept_out.written_to
+    rejected_at = rejected_out.written_to if rejected_out is not None else None
+    string_fields = getattr(kept_out, "string_fields", None)  # Parquet output only
     if report_path is not None:
-        _write_report(report_path, report, args, fmt, out, rejected, options, seconds)
+        extra = {"parquet_string_fields": string_fields} if string_fields else {}
+        _write_report(report_path, report, args, fmt, kept_at, rejected_at, options, seconds, extra)
     print(report.summary())
-    print(f"output  : {out}" + (f"   rejected: {rejected}" if rejected else ""))
+    print(f"output  : {kept_at}" + (f"   rejected: {rejected_at}" if rejected_at else ""))
     print(f"time    : {seconds:.1f}s")
+    if string_fields:
+        fields = ", ".join(f"{name} ({'/'.join(kinds)})" for name, kinds in string_fields.items())
+        say(f"parquet: fields whose values have no common type were written as strings: {fields}")
     report.check()
+    if report.stopped:
+        written = f"{kept_at}" + (f" and {rejected_at}" if rejected_at else "")
+        if "could not be read on" in report.stopped:
+            hint = "; fix or replace the input file"
+        else:
+            see = "the rejected records (reason stage_error:<stage>)" if rejected_at else "--rejected FILE"
+            hint = f"; {see} show each error; --max-error-rate 1 never stops"
+        _say_failed(
+            f"{report.stopped}. The {report.read:,} records read are accounted for (kept {report.kept:,}"
+            f" + dropped {report.dropped:,} + errored {report.errored:,}); what was written, whole "
+            f"records only, is in {written}"
+            + (f"; the report ({report_path}) says it stopped" if report_path else "")
+            + hint
+        )
+        return 1
     return 0
 
 
-def _write_report(path: Path, report, args, fmt, out, rejected, options, seconds: float) -> None:
+def _close_writers(kept_out, rejected_out, ok: bool, final: bool) -> None:
+    """Close both writers; if the kept one fails to close, the rejected one is removed too."""
+    try:
+        kept_out.close(ok, final)
+    except BaseException:
+        if rejected_out is not None:
+            rejected_out.close(False)
+        raise
+    if rejected_out is not None:
+        rejected_out.close(ok, final)
+
+
+def _say_failed(message: str) -> None:
+    print(f"littlekit filter: error: {' '.join(message.split())}", file=sys.stderr, flush=True)
+
+
+def _write_report(
+    path: Path, report, args, fmt, out, rejected, options, seconds: float, extra: dict | None = None
+) -> None:
     run_info = {
         "input": args.hf_dataset or str(args.inp),
         "format": fmt,
@@ -648,6 +820,7 @@ def _write_report(path: Path, report, args, fmt, out, rejected, options, seconds
         "output": str(out),
         "rejected": _str_or_none(rejected),
         "seconds": round(seconds, 3),
+        **(extra or {}),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"run": run_info, **report.to_dict()}, indent=2) + "\n", encoding="utf-8")

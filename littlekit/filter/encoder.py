@@ -58,6 +58,11 @@ BATCH_SIZE = 32
 MIN_K5_PROB: float | None = None  # None: the released rule, the argmax alone decides
 MODEL_INPUTS = ("input_ids", "attention_mask")
 GATE_REASON = "encoder_gate"  # a document the agreement gate closes on
+PROBE_TEXT = "The cat sat on the mat. We play with the big red ball in the park."
+REBUILD = (
+    "rebuild it with `littlekit fit encoder --data DATA --out ARTIFACTS` "
+    "(or littlekit.fit.encoder.fine_tune), or copy the released models/modernbert_grade/ again"
+)
 
 # AoA band edges: the age (years) at the end of the band's last school grade. A pupil is about
 # grade + 6 years old during a grade and a year older when it ends, so K-5 ends at 5 + 7 = 12
@@ -200,10 +205,27 @@ def load_encoder(
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     device = pick_device(device)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(model_dir_or_id), attn_implementation=attn_implementation or default_attention(device)
-    )
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir_or_id))
+    local = Path(model_dir_or_id).is_dir()
+    try:
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            str(model_dir_or_id),
+            attn_implementation=attn_implementation or default_attention(device),
+            output_loading_info=True,
+        )
+        tokenizer = AutoTokenizer.from_pretrained(str(model_dir_or_id))
+    except Exception as error:  # safetensors, torch, json and transformers each raise their own
+        if not local:
+            raise
+        raise ValueError(
+            f"encoder directory {model_dir_or_id} cannot be loaded ({type(error).__name__}: "
+            f"{str(error)[:300]}); the weights or config are damaged: {REBUILD}"
+        ) from error
+    missing = list(info.get("missing_keys") or [])
+    if local and missing:  # transformers would fill them with random numbers and carry on
+        raise ValueError(
+            f"encoder directory {model_dir_or_id}: its weights lack {len(missing)} of the model's "
+            f"tensors (e.g. {', '.join(missing[:3])}), so they are not this config's model: {REBUILD}"
+        )
     return model.to(device).eval(), tokenizer
 
 
@@ -307,7 +329,8 @@ class EncoderStage(Stage):
                 f"batch_size must be >= 1 and max_length >= {MIN_MAX_LENGTH}, got {batch_size}, {max_length}"
             )
         check_probability("min_k5_prob", min_k5_prob)
-        if isinstance(model, str | Path):
+        loaded_here = isinstance(model, str | Path)
+        if loaded_here:
             self.model, self.tokenizer = load_encoder(model, device, attn_implementation)
         else:
             if tokenizer is None:
@@ -321,6 +344,24 @@ class EncoderStage(Stage):
         self.gate = gate
         self.prior_gate = prior_gate
         self.min_k5_prob = min_k5_prob
+        if loaded_here:
+            self.self_check(str(model))
+
+    def self_check(self, where: str = "the encoder") -> None:
+        """Score a probe text once at load: ValueError when the model raises or answers with
+        probabilities that are not finite (damaged weights that still load)."""
+        try:
+            probs, _ = predict_probs(self.model, self.tokenizer, [PROBE_TEXT], 1, self.max_length)
+        except Exception as error:
+            raise ValueError(
+                f"encoder {where} fails its self check: scoring a probe text raised "
+                f"{type(error).__name__}: {str(error)[:300]}; {REBUILD}"
+            ) from error
+        if not np.isfinite(probs).all():
+            raise ValueError(
+                f"encoder {where} fails its self check: a probe text got probabilities "
+                f"{probs[0].tolist()} (damaged weights); {REBUILD}"
+            )
 
     def score(self, text: str) -> dict[str, Any]:
         """band, prob, probs, n_tokens (plus the gate's bands when a gate is set)."""

@@ -15,10 +15,12 @@ training lines, so a model trained here and the released one see text the same w
 
 from __future__ import annotations
 
+import math
 import os
+import struct
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from littlekit.filter.base import Decision, Stage, check_probability
 from littlekit.grades import BANDS
@@ -27,6 +29,12 @@ LABEL_PREFIX = "__label__"
 KEEP_BAND = "K5"
 REASON_PREFIX = "fasttext_"
 MIN_K5_PROB: float | None = None  # None: the released rule, the top band alone decides
+FASTTEXT_MAGIC = 793712314  # first int32 of every fastText .bin/.ftz (FASTTEXT_FILEFORMAT_MAGIC_INT32)
+PROBE_TEXT = "The cat sat on the mat. We play with the big red ball in the park."
+REBUILD = (
+    "rebuild it with `littlekit fit fasttext --data DATA --out ARTIFACTS` "
+    "(or littlekit.fit.fasttext.train_fasttext), or copy the released models/fasttext_grade.bin again"
+)
 
 
 def fasttext_text(text: str) -> str:
@@ -57,6 +65,26 @@ class FastTextStage(Stage):
             self.path = None
             self.model = model
         self.bands = _model_bands(self.model, self.path)
+        if self.path is not None:
+            self.self_check()
+
+    def self_check(self) -> None:
+        """Score a probe text: a damaged model that loads (fastText reads a cut file without
+        complaint) answers with no labels or non-finite probabilities; ValueError then."""
+        where = self.path if self.path is not None else "the fastText model"
+        try:
+            labels, probs = self.model.predict([fasttext_text(PROBE_TEXT)], k=-1)
+            scores = self._scores(labels[0], probs[0])
+        except Exception as error:  # an empty prediction is an IndexError in _scores
+            raise ValueError(
+                f"fastText model {where} fails its self check: predicting a probe text raised "
+                f"{type(error).__name__}: {error} (the file is truncated or damaged); {REBUILD}"
+            ) from error
+        if not all(math.isfinite(p) and 0.0 <= p <= 1.0 for p in scores["probs"].values()):
+            raise ValueError(
+                f"fastText model {where} fails its self check: a probe text got the probabilities "
+                f"{scores['probs']} (the file is damaged); {REBUILD}"
+            )
 
     def score(self, text: str) -> dict[str, Any]:
         return self.score_batch([text])[0]
@@ -100,10 +128,123 @@ def load_fasttext_model(path: str | os.PathLike) -> Any:
         )
     if not path.is_file():
         raise ValueError(f"{path} is not a fastText model (.bin/.ftz): not a file")
+    problem = fasttext_file_problem(path)
+    if problem:
+        raise ValueError(f"{path} is {problem}; {REBUILD}")
     try:
         return fasttext.load_model(str(path))
     except (ValueError, RuntimeError, MemoryError) as error:
-        raise ValueError(f"{path} is not a fastText model (.bin/.ftz): {error}") from error
+        raise ValueError(f"{path} is not a fastText model (.bin/.ftz): {error}; {REBUILD}") from error
+
+
+# --- the file's own layout ----------------------------------------------------------------------
+# fastText (0.9, file format version 12) writes, in this order: magic and version (int32 each);
+# its Args (12 int32 and a double); the dictionary (size, nwords, nlabels as int32, ntokens and
+# the pruned-index size as int64, then per entry the word NUL-terminated, its count as int64 and
+# its type as int8, then the pruned-index pairs as 2 x int32); a bool for a quantized input
+# matrix; the input matrix; a bool for a quantized output matrix; the output matrix. A dense
+# matrix is m, n (int64) and m x n float32; a quantized one is qnorm (bool), m, n (int64),
+# codesize (int32), codesize bytes, a product quantizer, and with qnorm m more bytes and a second
+# quantizer. A product quantizer is dim, nsubq, dsub, lastdsub (int32) and dim x 256 float32.
+# fastText itself reads a cut file without complaint (the rest of the matrices stay zero), so
+# the size it should have is worked out here from the header and compared with the real one.
+
+_ARGS_BYTES = 12 * 4 + 8
+_KSUB = 256
+
+
+def fasttext_file_problem(path: str | os.PathLike) -> str | None:
+    """What is wrong with a fastText .bin/.ftz on disk (wrong magic, truncated, trailing bytes);
+    None when its size is what its own header says. Reads the header and dictionary, not the
+    matrices, so it costs a fraction of loading the model."""
+    path = Path(path)
+    size = path.stat().st_size
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8)
+            if len(head) < 8 or struct.unpack("<i", head[:4])[0] != FASTTEXT_MAGIC:
+                return "not a fastText model (.bin or .ftz saved by save_model)"
+            expected = _expected_size(handle, size)
+    except _Truncated as cut:
+        return f"a truncated fastText model: the file ends inside its {cut} ({size:,} bytes)"
+    if expected != size:
+        kind = "truncated" if size < expected else "damaged"
+        return (
+            f"a {kind} fastText model: its header says {expected:,} bytes but the file has {size:,}"
+        )
+    return None
+
+
+class _Truncated(Exception):
+    """The file ended inside the part named by the message."""
+
+
+def _read(handle: IO[bytes], n: int, part: str) -> bytes:
+    data = handle.read(n)
+    if len(data) < n:
+        raise _Truncated(part)
+    return data
+
+
+def _expected_size(handle: IO[bytes], file_size: int) -> int:
+    _read(handle, _ARGS_BYTES, "arguments")
+    entries, _, _ = struct.unpack("<3i", _read(handle, 12, "dictionary header"))
+    _, prune_size = struct.unpack("<2q", _read(handle, 16, "dictionary header"))
+    if entries < 0:
+        raise _Truncated("dictionary header")
+    _skip_entries(handle, entries)
+    offset = handle.tell() + max(prune_size, 0) * 8
+    handle.seek(offset)
+    for part in ("input matrix", "output matrix"):
+        quantized = _read(handle, 1, part) != b"\x00"
+        offset = handle.tell()
+        offset += _quantized_bytes(handle, part) if quantized else _dense_bytes(handle, part)
+        if offset > file_size:
+            raise _Truncated(part)
+        handle.seek(offset)
+    return offset
+
+
+def _skip_entries(handle: IO[bytes], n: int) -> None:
+    """Past n dictionary entries: word, NUL, count (int64), type (int8)."""
+    left, buffer = n, b""
+    while left:
+        block = handle.read(1 << 20)
+        if not block:
+            raise _Truncated("dictionary")
+        buffer += block
+        position = 0
+        while left:
+            end = buffer.find(b"\x00", position)
+            if end < 0 or end + 10 > len(buffer):
+                break
+            position = end + 10
+            left -= 1
+        buffer = buffer[position:]
+    handle.seek(handle.tell() - len(buffer))
+
+
+def _dense_bytes(handle: IO[bytes], part: str) -> int:
+    m, n = struct.unpack("<2q", _read(handle, 16, part))
+    return 16 + 4 * m * n
+
+
+def _quantized_bytes(handle: IO[bytes], part: str) -> int:
+    start = handle.tell()
+    qnorm = _read(handle, 1, part) != b"\x00"
+    m, _ = struct.unpack("<2q", _read(handle, 16, part))
+    (codesize,) = struct.unpack("<i", _read(handle, 4, part))
+    handle.seek(handle.tell() + codesize)
+    total = handle.tell() + _quantizer_bytes(handle, part) - start
+    if qnorm:
+        handle.seek(start + total + m)
+        total += m + _quantizer_bytes(handle, part)
+    return total
+
+
+def _quantizer_bytes(handle: IO[bytes], part: str) -> int:
+    dim, _, _, _ = struct.unpack("<4i", _read(handle, 16, part))
+    return 16 + 4 * dim * _KSUB
 
 
 def _model_bands(model: Any, path: Path | None) -> tuple[str, ...]:
