@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from datatrove.data import Document as DTDocument
 from datatrove.pipeline.readers import JsonlReader
+from test_datatrove import read_jsonl_gz as rows  # the gzipped JSONL outputs, every record
 
 import littlekit.filter.datatrove_blocks as blocks
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
@@ -107,14 +108,6 @@ def write_inputs(folder: Path) -> list[dict]:
         (folder / f"part-{i}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
         written += records
     return written
-
-
-def rows(folder: Path) -> list[dict]:
-    found = []
-    for path in sorted(folder.rglob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            found += [json.loads(line) for line in handle]
-    return found
 
 
 @pytest.fixture(scope="module")
