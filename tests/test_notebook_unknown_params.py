@@ -4,6 +4,7 @@ the defaults), naming the closest declared name; IPython's own names never count
 import ast
 import json
 import os
+import sys
 import types
 
 import pytest
@@ -59,6 +60,9 @@ def shell(tmp_path, monkeypatch):
     from traitlets.config import Config
 
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    # the shell installs its own user module as sys.modules["__main__"]; put pytest's back after,
+    # or later tests that start worker processes (forkserver) find a __main__ without __spec__
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
     config = Config()
     config.HistoryManager.hist_file = ":memory:"
     shell = interactiveshell.InteractiveShell.instance(config=config)

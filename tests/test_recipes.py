@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
+from safetensors.torch import save_file
 
 from littlekit.fit.labels import load_labels
 from littlekit.fit.recipes import labels_file, run_encoder, run_fasttext, run_labels, trained_max_length
@@ -49,6 +51,9 @@ def test_encoder_is_none_until_a_complete_directory_exists(tmp_path):
     assert path is None and "no weights" in note
     (model_dir / "model.safetensors").write_bytes(b"")
     (model_dir / "tokenizer.json").write_text("{}")
+    path, note = run_encoder(tmp_path)
+    assert path is None and "model.safetensors" in note  # an empty weights file is not whole
+    save_file({"weight": torch.zeros(2)}, str(model_dir / "model.safetensors"))
     path, note = run_encoder(tmp_path)
     assert path == model_dir and "(the run's)" in note
 
