@@ -20,6 +20,8 @@ from littlekit.grades import BANDS
         (corpora.load_gsm8k, corpora.GSM8K_COLUMNS, 1_000),
         (corpora.load_clear, corpora.CLEAR_COLUMNS, 4_000),
         (corpora.load_onestopenglish, corpora.ONESTOP_COLUMNS, 500),
+        (corpora.load_graded_informational, corpora.INFORMATIONAL_COLUMNS, 2_000),
+        (corpora.load_arc, corpora.ARC_COLUMNS, 500),
     ],
 )
 def test_loaders_return_the_documented_columns(loader, columns, at_least):
@@ -134,3 +136,75 @@ def test_missing_file_names_the_file_and_the_build_command(tmp_path, monkeypatch
     monkeypatch.setattr(config, "EMBEDDED_DATA", tmp_path / "no-embedded-data")
     with pytest.raises(FileNotFoundError, match=r"gsm8k/test\.jsonl.*littlekit data build"):
         corpora.load_gsm8k(root=tmp_path)
+
+
+def test_graded_informational_splits_and_boundary_books():
+    train = corpora.load_graded_informational(split="train")
+    validation = corpora.load_graded_informational(split="validation")
+    boundary = corpora.load_graded_informational(split="boundary")
+    assert set(train["band"]) == set(validation["band"]) == {"K5", "BEYOND"}
+    assert set(boundary["band"]) == {"BOUNDARY"} and set(boundary["split"]) == {"boundary"}
+    assert not set(train["source"]) & set(validation["source"])
+    assert not set(train["split_group"]) & set(validation["split_group"])
+    everything = corpora.load_graded_informational()
+    assert len(everything) == len(train) + len(validation) + len(boundary)
+    assert list(everything.columns) == list(corpora.INFORMATIONAL_COLUMNS)
+    with pytest.raises(ValueError, match="boundary"):
+        corpora.load_graded_informational(split="test")
+
+
+def test_arc_extract_splits_and_grades():
+    arc = corpora.load_arc()
+    assert list(arc.columns) == list(corpora.ARC_COLUMNS)
+    assert set(arc["band"]) == {"K5", "BEYOND"}
+    assert arc.loc[arc["band"] == "K5", "grade"].between(3, 5).all()
+    assert arc.loc[arc["band"] == "BEYOND", "grade"].between(6, 9).all()
+    validation = corpora.load_arc(split="validation")
+    assert set(validation["arc_split"]) <= {"Dev", "Test"} and len(validation) > 0
+    with pytest.raises(ValueError, match="split"):
+        corpora.load_arc(split="boundary")
+
+
+ARC_HEADER = (
+    "questionID,originalQuestionID,totalPossiblePoint,AnswerKey,isMultipleChoiceQuestion,includesDiagram,"
+    "examName,schoolGrade,year,question,subject,category"
+)
+
+
+def test_arc_reads_the_full_set_from_a_users_folder(tmp_path):
+    for subset in ("Easy", "Challenge"):
+        (tmp_path / f"ARC-{subset}").mkdir()  # AI2's download keeps each set in its own folder
+        for part in ("Train", "Dev", "Test"):
+            rows = [
+                f"{subset}{part}{i},{i},1,A,1,0,MCAS,{grade},2005,"
+                f'"Which {subset} {part} stem {i} is this one? (A) a (B) b",,{part}'
+                for i, grade in enumerate((3, 8))
+            ]
+            text = "\n".join([ARC_HEADER, *rows]) + "\n"
+            (tmp_path / f"ARC-{subset}/ARC-{subset}-{part}.csv").write_text(text, encoding="utf-8")
+    arc = corpora.load_arc(path=tmp_path)
+    assert len(arc) == 12 and list(arc.columns) == list(corpora.ARC_COLUMNS)
+    assert arc.loc[arc["grade"] == 3, "band"].eq("K5").all()
+    assert not arc["text"].str.contains(r"\(A\)").any()
+    assert set(corpora.load_arc(path=tmp_path, split="train")["arc_split"]) == {"Train"}
+    (tmp_path / "ARC-Challenge/ARC-Challenge-Test.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="ARC-Challenge-Test.csv"):
+        corpora.load_arc(path=tmp_path)
+    with pytest.raises(FileNotFoundError, match="no-such-folder"):
+        corpora.load_arc(path=tmp_path / "no-such-folder")
+
+
+def test_graded_informational_files_are_checked_and_named(tmp_path, monkeypatch):
+    (tmp_path / "graded_informational/arc").mkdir(parents=True)
+    (tmp_path / "graded_informational/passages.jsonl").write_text('{"id": "x", "text": "y"}\n')
+    with pytest.raises(ValueError, match=r"passages\.jsonl lacks columns"):
+        corpora.load_graded_informational(root=tmp_path)
+    (tmp_path / "graded_informational/arc/stems.jsonl").write_text('{"id": "x", "grade": 4}\n')
+    with pytest.raises(ValueError, match=r"stems\.jsonl lacks columns"):
+        corpora.load_arc(root=tmp_path)
+    monkeypatch.setattr(config, "EMBEDDED_DATA", tmp_path / "no-embedded-data")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(
+        FileNotFoundError, match=r"graded_informational/passages\.jsonl.*littlekit data build"
+    ):
+        corpora.load_graded_informational(root=tmp_path / "empty")

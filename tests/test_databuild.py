@@ -441,3 +441,327 @@ def test_the_demo_corpus_tinystories_are_cased():
     stories = corpora.load_demo_corpus().query("source == 'tinystories'")["text"]
     assert len(stories) == 600 and stories.str.startswith("Once upon a time").all()
     assert (stories != stories.str.lower()).all()
+
+
+# --- graded_informational: school books and ARC stems ----------------------------------------------
+
+INFO = DATA / "graded_informational"
+INFO_FIELDS = [
+    "id",
+    "text",
+    "source",
+    "source_kind",
+    "genre",
+    "label",
+    "band",
+    "split",
+    "n_words",
+    "split_group",
+    "pg_id",
+    "label_basis",
+]
+MANIFEST_HEADER = (
+    "file\tsource_repo\tcommit\tupstream_path\tlicence\tband\tgrade_or_age\tevidence\tgenre\tencoding\twords"
+)
+ARC_HEADER = (
+    "questionID,originalQuestionID,totalPossiblePoint,AnswerKey,isMultipleChoiceQuestion,includesDiagram,"
+    "examName,schoolGrade,year,question,subject,category"
+)
+
+
+def school_book(title: str, author: str, words: list[str]) -> bytes:
+    """A Project Gutenberg file: header, a teacher's preface, CHAPTER I, 12 paragraphs, footer."""
+    paragraphs = [
+        f"The {words[i % 3]} lesson number {i} tells the pupil about the {words[(i + 1) % 3]} and the pond. "
+        * 6
+        for i in range(12)
+    ]
+    text = (
+        f"The Project Gutenberg EBook of {title}\r\n\r\nAuthor: {author}\r\n\r\n"
+        f"*** START OF THIS PROJECT GUTENBERG EBOOK {title.upper()} ***\r\n\r\nPREFACE\r\n\r\n"
+        "To the teacher: this preface is adult text and must never become a passage, so it is cut.\r\n\r\n"
+        "CHAPTER I.\r\n\r\n" + "\r\n\r\n".join(paragraphs) + "\r\n\r\n"
+        f"*** END OF THIS PROJECT GUTENBERG EBOOK {title.upper()} ***\r\nSection 1. General Terms of Use\r\n"
+    )
+    return text.encode("ascii")
+
+
+def arc_csv(rows: list[tuple[str, int, str]], category: str) -> str:
+    lines = [ARC_HEADER]
+    for qid, grade, question in rows:
+        lines.append(f'{qid},{qid},1,A,1,0,TestExam,{grade},2009,"{question}",,{category}')
+    return "\n".join(lines) + "\n"
+
+
+def informational_source(root: Path) -> Path:
+    """A tiny real-data folder: 3 K5, 3 BEYOND and 1 BOUNDARY book, the 6 ARC CSVs, a CC licence."""
+    folder = root / "graded_informational"
+    (folder / "gutenberg").mkdir(parents=True)
+    (folder / "arc").mkdir()
+    books = [
+        ("90001", "K5", "Ann Apple", "cat"),
+        ("90002", "K5", "Bob Birch", "dog"),
+        ("90003", "K5", "Cal Cedar", "hen"),
+        ("90004", "BEYOND", "Dee Dogwood", "nebula"),
+        ("90005", "BEYOND", "Eve Elm", "legislature"),
+        ("90006", "BEYOND", "Fay Fir", "photosynthesis"),
+        ("90007", "BOUNDARY", "Ann Apple", "star"),  # same author as a K5 book
+    ]
+    lines = [MANIFEST_HEADER]
+    for pg_id, band, author, word in books:
+        name = f"gutenberg/{pg_id}_book_{word}.txt"
+        (folder / name).write_bytes(school_book(f"Book of the {word}", author, [word, "sun", "tree"]))
+        evidence = "inferred: by convention" if pg_id == "90006" else f'preface: "for {band} pupils"'
+        lines.append(
+            f"{name}\tGITenberg/Book_{pg_id}\t{'a' * 40}\t{pg_id}.txt\tpublic domain in the USA\t{band}\t"
+            f"grade for {band}\t{evidence}\tinformational (test)\tus-ascii, CRLF\t1000"
+        )
+    for subset in ("Easy", "Challenge"):
+        for part in ("Train", "Dev", "Test"):
+            name = f"ARC-{subset}-{part}.csv"
+            rows = [
+                (
+                    f"{subset}{part}_{i}",
+                    grade,
+                    f"Which {subset} {part} question {i} is at grade {grade} here? (A) one (B) two",
+                )
+                for i, grade in enumerate((4, 5, 7, 8))
+            ]
+            rows.append(
+                (f"{subset}{part}_dup", 8, "Which planet is the shared duplicate stem? (A) Mars (B) Venus")
+            )
+            rows.append(
+                (f"{subset}{part}_num", 3, f"Numbered {subset} {part} options follow the stem (1) a (2) b")
+            )
+            rows.append((f"{subset}{part}_short", 6, "Too short (A) yes (B) no"))
+            (folder / "arc" / name).write_text(arc_csv(rows, part), encoding="utf-8")
+            lines.append(
+                f"arc/{name}\tRazvanDu/TemporalRNNs\t{'b' * 40}\tARC-{subset}/{name}\tCC BY-SA 4.0\tITEM\t"
+                "schoolGrade per row\tcolumn schoolGrade\tinformational\tutf-8, LF\t100"
+            )
+    (folder / "manifest.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "onestopenglish").mkdir()
+    (root / "onestopenglish/LICENSE.md").write_text("Attribution-ShareAlike 4.0 International\n")
+    return root
+
+
+def built_files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_informational_build_is_byte_identical_and_keeps_books_and_boundary_apart(tmp_path):
+    from littlekit.databuild.common import read_jsonl
+    from littlekit.databuild.informational import build_graded_informational
+
+    source = informational_source(tmp_path / "src")
+    outputs, logs = [], []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        log = BuildLog(out)
+        build_graded_informational(source, out, log)
+        outputs.append(built_files(out))
+        logs.append(log.sources)
+    assert outputs[0] == outputs[1]  # deterministic
+    assert (
+        set(outputs[0])
+        == set(logs[0])
+        == {
+            "graded_informational/passages.jsonl",
+            "graded_informational/SOURCE.md",
+            "graded_informational/arc/stems.jsonl",
+            "graded_informational/arc/SOURCE.md",
+            "graded_informational/arc/LICENSE_CC-BY-SA-4.0.md",
+        }
+    )
+    rows = read_jsonl(tmp_path / "a/graded_informational/passages.jsonl")
+    assert rows and all(list(row) == INFO_FIELDS for row in rows)
+    assert {row["split"] for row in rows if row["band"] == "BOUNDARY"} == {"boundary"}
+    assert {row["band"] for row in rows if row["split"] == "boundary"} == {"BOUNDARY"}
+    for band in ("K5", "BEYOND"):
+        assert {row["split"] for row in rows if row["band"] == band} == {"train", "validation"}
+    for key in ("source", "split_group"):
+        sides: dict[str, set[str]] = {}
+        for row in rows:
+            if row["split"] != "boundary":
+                sides.setdefault(row[key], set()).add(row["split"])
+        assert all(len(s) == 1 for s in sides.values()), f"a {key} is in train and validation"
+    for row in rows:
+        assert MIN_WORDS <= row["n_words"] == count_words(row["text"]) <= MAX_WORDS
+        assert "preface" not in row["text"] and "Gutenberg" not in row["text"]
+    assert {row["label_basis"] for row in rows if row["pg_id"] == "90006"} == {"inferred"}
+    source_md = (tmp_path / "a/graded_informational/SOURCE.md").read_text()
+    assert "Public domain in the USA" in source_md and "never training labels" in source_md
+    stems = read_jsonl(tmp_path / "a/graded_informational/arc/stems.jsonl")
+    assert stems and all("(A)" not in s["text"] and "(1)" not in s["text"] for s in stems)
+    arc_md = (tmp_path / "a/graded_informational/arc/SOURCE.md").read_text()
+    assert "CC BY-SA 4.0" in arc_md and "should not be distributed" in arc_md
+
+
+def test_arc_stems_drop_options_short_and_repeated_stems_and_map_grades(tmp_path):
+    from littlekit.databuild.informational import arc_band, arc_stem, arc_stems
+
+    source = informational_source(tmp_path)
+    stems = arc_stems(source / "graded_informational/arc")
+    assert list(stems.columns) == [
+        "id",
+        "text",
+        "grade",
+        "band",
+        "split",
+        "arc_set",
+        "arc_split",
+        "exam",
+        "year",
+        "n_words",
+    ]
+    assert len(stems) == 6 * 5  # 4 graded questions + 1 numbered per file; duplicates and short ones out
+    assert not stems["text"].str.contains("duplicate").any()
+    assert not stems["text"].str.startswith("Too short").any()
+    assert set(stems.loc[stems["grade"] <= 5, "band"]) == {"K5"}
+    assert set(stems.loc[stems["grade"] >= 6, "band"]) == {"BEYOND"}
+    assert set(stems.loc[stems["arc_split"] == "Train", "split"]) == {"train"}
+    assert set(stems.loc[stems["arc_split"] != "Train", "split"]) == {"validation"}
+    assert arc_stem("Which is a gas? (A) ice (B) steam (C) rock") == "Which is a gas?"
+    assert arc_stem("Rocks form by (1) heat (2) cold") == "Rocks form by"
+    assert arc_stem("Is H2O (water) a compound? (A) yes (B) no") == "Is H2O (water) a compound?"
+    with pytest.raises(ValueError, match="outside"):
+        arc_band(2)
+    (source / "graded_informational/arc/ARC-Easy-Dev.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="ARC-Easy-Dev.csv"):
+        arc_stems(source / "graded_informational/arc")
+
+
+def test_book_body_cuts_by_markers_and_names_the_file_when_one_is_missing():
+    from littlekit.databuild.informational import BookSpec, book_body
+
+    text = "\n".join(
+        [
+            "TITLE PAGE",
+            "CONTENTS",
+            "LESSON I.",
+            "first lesson text",
+            "PAGE 9",
+            "",
+            "more first lesson",
+            "PUBLISHER'S LIST",
+            "an advertisement",
+            "LESSON I.",
+            "second part",
+            "7. a numbered paragraph",
+            "INDEX",
+            "index entries",
+        ]
+    )
+    spec = BookSpec(
+        start=(r"CONTENTS", r"LESSON I\."),
+        end=r"INDEX",
+        drop=((r"PUBLISHER'S LIST", r"LESSON I\."),),
+        remove=r"PAGE \d+",
+        numbered=True,
+    )
+    assert book_body(text, spec).split("\n") == [
+        "LESSON I.",
+        "first lesson text",
+        "more first lesson",  # the page header and its blank line are gone: the paragraph reads on
+        "",  # numbered=True: a lesson heading or numbered line starts a paragraph
+        "LESSON I.",
+        "second part",
+        "",
+        "7. a numbered paragraph",
+    ]
+    with pytest.raises(ValueError, match=r"books/x\.txt.*APPENDIX"):
+        book_body(text, BookSpec(end=r"APPENDIX"), "books/x.txt")
+
+
+def test_syllables_are_rejoined_but_compounds_stay():
+    from littlekit.databuild.informational import rejoin_syllables
+
+    vocabulary = {"indians", "governor", "today"}
+    text = "The In-di-ans met the gov-ern-or to-day at Kas-kas-ki-a; a strange-looking twenty-five."
+    assert rejoin_syllables(text, vocabulary) == (
+        "The Indians met the governor today at Kaskaskia; a strange-looking twenty-five."
+    )
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "pupil"),
+    [
+        ("DEFINITIONS.--1. Pledge, proof, evidence.", False),
+        ("NOTES.--Rugby is a celebrated grammar school.", False),
+        ("Note to the Teacher.--The pupils should draw the plan.", False),
+        ("[Footnote 1: Read Fiske's Discovery of America.]", False),
+        ("Name | Star | Meridian\nApus | Alpha | 9 P.M.\nAra | Beta | 10 P.M.", False),
+        ("walk-ing\nwatched\nground\nshak-ing\nthought", False),
+        ("Notes are what the bird sings in the morning, said Uncle George.", True),
+        (PROSE, True),
+    ],
+)
+def test_teacher_notes_tables_and_word_lists_are_not_pupil_text(paragraph, pupil):
+    from littlekit.databuild.informational import is_pupil_paragraph
+
+    assert is_pupil_paragraph(paragraph) is pupil
+
+
+def test_manifest_encodings_are_read_as_decode_book_expects():
+    from littlekit.databuild.informational import encoding_hint
+
+    assert encoding_hint("utf-8 with BOM, CRLF") == "utf-8"
+    assert encoding_hint("iso-8859-1 (latin-1), CRLF") == "iso-8859-1"
+    assert encoding_hint("us-ascii, CRLF") == "us-ascii"
+    with pytest.raises(ValueError, match="ebcdic"):
+        encoding_hint("ebcdic")
+
+
+def test_real_graded_informational_splits_whole_books_and_never_trains_on_boundary():
+    from littlekit.databuild.common import read_jsonl
+    from littlekit.databuild.informational import PER_BOOK
+
+    rows = read_jsonl(INFO / "passages.jsonl")
+    assert len({row["source"] for row in rows}) == 31
+    assert {row["band"] for row in rows if row["split"] == "train"} == {"K5", "BEYOND"}
+    assert {row["band"] for row in rows if row["split"] == "validation"} == {"K5", "BEYOND"}
+    assert {row["split"] for row in rows if row["band"] == "BOUNDARY"} == {"boundary"}
+    for key in ("source", "split_group"):
+        sides: dict[str, set[str]] = {}
+        for row in rows:
+            if row["split"] != "boundary":
+                sides.setdefault(row[key], set()).add(row["split"])
+        assert all(len(s) == 1 for s in sides.values()), f"a {key} is in train and validation"
+    per_book: dict[str, int] = {}
+    for row in rows:
+        assert list(row) == INFO_FIELDS
+        assert MIN_WORDS <= row["n_words"] == count_words(row["text"]) <= MAX_WORDS
+        assert "gutenberg" not in row["text"].lower()
+        assert not any(mark in row["text"] for mark in ("[Illustration", "[Sidenote", "“", "—", "|"))
+        per_book[row["source"]] = per_book.get(row["source"], 0) + 1
+    assert max(per_book.values()) <= PER_BOOK
+    for band in ("K5", "BEYOND"):
+        members = [row for row in rows if row["band"] == band]
+        assert 0.2 <= sum(row["split"] == "validation" for row in members) / len(members) <= 0.4
+
+
+def test_real_arc_extract_is_small_has_no_options_and_follows_the_grade_rule():
+    from littlekit.databuild.common import read_jsonl
+
+    stems = read_jsonl(INFO / "arc/stems.jsonl")
+    assert 0 < len(stems) <= 1000  # a small extract of ARC's 7,787 questions, never the full set
+    assert len({row["id"] for row in stems}) == len(stems)
+    assert len({row["text"].lower() for row in stems}) == len(stems)
+    for row in stems:
+        assert row["band"] == ("K5" if row["grade"] <= 5 else "BEYOND")
+        assert row["split"] == ("train" if row["arc_split"] == "Train" else "validation")
+        assert "(A)" not in row["text"] and "(1)" not in row["text"]
+
+
+def test_every_graded_informational_file_has_its_licence_beside_it():
+    files = [p for p in INFO.rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        source_md = path.parent / "SOURCE.md"
+        assert source_md.is_file(), path
+        assert "## Licence" in source_md.read_text(encoding="utf-8"), source_md
+    arc_md = (INFO / "arc/SOURCE.md").read_text(encoding="utf-8")
+    assert "CC BY-SA 4.0" in arc_md and "Clark" in arc_md
+    licence = (INFO / "arc/LICENSE_CC-BY-SA-4.0.md").read_text(encoding="utf-8")
+    assert "Attribution-ShareAlike 4.0 International" in licence
+    assert "Public domain in the USA" in (INFO / "SOURCE.md").read_text(encoding="utf-8")

@@ -16,6 +16,7 @@ from littlekit.databuild.clear import build_clear, load_clear_excerpts
 from littlekit.databuild.common import BuildLog, sha256_file, write_text
 from littlekit.databuild.copies import build_gsm8k, build_mathcamps, build_onestop, build_wordlists
 from littlekit.databuild.demo import build_demo
+from littlekit.databuild.informational import build_graded_informational
 from littlekit.databuild.passages import build_commoncoretext
 from littlekit.databuild.standards import build_standards
 
@@ -42,6 +43,7 @@ def build_all(source: Path, out: Path) -> None:
         ("clear", lambda: build_clear(clear, out, log)),
         ("commoncoretext_pd", lambda: build_commoncoretext(source, out, log, clear)),
         ("demo_corpus", lambda: build_demo(source, out, log, clear)),
+        ("graded_informational", lambda: build_graded_informational(source, out, log)),
         ("gsm8k", lambda: build_gsm8k(source, out, log)),
         ("mathcamps", lambda: build_mathcamps(source, out, log)),
         ("onestopenglish", lambda: build_onestop(source, out, log)),
@@ -119,6 +121,9 @@ were derived. Load them with `littlekit.databuild.corpora`.
   NGSS © Achieve, attribution).
 - `commoncoretext_pd/`: graded passages (Gutenberg CCSS exemplars, CLEAR, OpenStax) with a
   train/validation split (public domain; CLEAR rows CC BY-NC-SA 4.0; OpenStax rows CC BY 4.0).
+- `graded_informational/`: passages of 31 school books labelled K5 / BEYOND / BOUNDARY by their own
+  prefaces, whole authors in train or validation, BOUNDARY books held out (public domain); `arc/`: a
+  small extract of ARC science-exam question stems with their exam's grade (CC BY-SA 4.0).
 - `demo_corpus/`: mixed web and graded documents for the filter demos (licence per source).
 - `clear/`: the CLEAR corpus excerpts with readability scores (CC BY-NC-SA 4.0).
 - `onestopenglish/`: OneStopEnglish texts at three levels (CC BY-SA 4.0).
