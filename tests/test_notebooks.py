@@ -30,7 +30,8 @@ NOTEBOOKS = [
     ("06_frequency_sampling.ipynb", {"corpus_sample_size": 300, "min_count": 3, "head_size": 5}),
     (  # needs chapters 3, 4 and 6 of the same run first (it stops, saying so, when their files are missing)
         "07_filter_validation.ipynb",
-        {"max_per_group": 20, "demo_sample_size": 60, "rate_sample_size": 15},
+        {"max_per_group": 20, "demo_sample_size": 60, "rate_sample_size": 15,
+         "weebit_path": "../tests/fixtures/weebit/weebit_fixture.csv"},
     ),
     # Chapters 8 and 9 get a run of their own: the tiny filter of chapters 3-7 may keep no K-5
     # document at all, and chapter 8 then falls back to stages 1 and 4 (as it does standalone).
