@@ -14,6 +14,7 @@ from littlekit.databuild.aoa import kuperman_table, lemma_table
 from littlekit.databuild.chunking import MAX_WORDS, MIN_WORDS, chunk_paragraphs, count_words, spread_sample
 from littlekit.databuild.common import BuildLog, rng
 from littlekit.databuild.copies import build_wordlists
+from littlekit.databuild.corpora import INFORMATIONAL_COLUMNS
 from littlekit.databuild.gutenberg import (
     book_passages,
     decode_book,
@@ -446,20 +447,7 @@ def test_the_demo_corpus_tinystories_are_cased():
 # --- graded_informational: school books and ARC stems ----------------------------------------------
 
 INFO = DATA / "graded_informational"
-INFO_FIELDS = [
-    "id",
-    "text",
-    "source",
-    "source_kind",
-    "genre",
-    "label",
-    "band",
-    "split",
-    "n_words",
-    "split_group",
-    "pg_id",
-    "label_basis",
-]
+INFO_FIELDS = list(INFORMATIONAL_COLUMNS)
 MANIFEST_HEADER = (
     "file\tsource_repo\tcommit\tupstream_path\tlicence\tband\tgrade_or_age\tevidence\tgenre\tencoding\twords"
 )

@@ -24,6 +24,7 @@ import pandas as pd
 
 from littlekit.databuild.chunking import MAX_WORDS, MIN_WORDS, chunk_paragraphs, count_words, spread_sample
 from littlekit.databuild.common import BuildLog, rng, write_bytes, write_jsonl, write_text
+from littlekit.databuild.corpora import ARC_COLUMNS, INFORMATIONAL_COLUMNS
 from littlekit.databuild.gutenberg import book_paragraphs, decode_book, skip_front_matter, strip_gutenberg
 from littlekit.databuild.passages import assign_splits, author_key
 
@@ -31,21 +32,8 @@ FOLDER = "graded_informational"
 PER_BOOK = 80
 BOOK_BANDS = ("K5", "BEYOND", "BOUNDARY")
 SPLITS = ("train", "validation", "boundary")
-FIELDS = (
-    "id",
-    "text",
-    "source",
-    "source_kind",
-    "genre",
-    "label",
-    "band",
-    "split",
-    "n_words",
-    "split_group",
-    "pg_id",
-    "label_basis",
-)
-ARC_FIELDS = ("id", "text", "grade", "band", "split", "arc_set", "arc_split", "exam", "year", "n_words")
+FIELDS = INFORMATIONAL_COLUMNS  # the loader's columns: CommonCoreText-PD's plus pg_id, label_basis
+ARC_FIELDS = ARC_COLUMNS
 ARC_FILES = tuple(
     f"ARC-{subset}-{part}.csv" for subset in ("Easy", "Challenge") for part in ("Train", "Dev", "Test")
 )
