@@ -517,3 +517,15 @@ def test_best_in_hindsight_is_the_brute_force_best_and_never_beats_its_share():
     assert best["k5_kept"] == top
     with pytest.raises(KeyError, match="aoa_p95"):
         op.best_in_hindsight(outcomes.drop(columns="aoa_p95"), 0.05)
+
+
+def test_label_groups_keep_each_informational_book_author_whole():
+    """Passages of one school-book author share a group, so folds never split a book."""
+    from littlekit.databuild import corpora
+
+    books = corpora.load_graded_informational(split="train")
+    sample = books.groupby("split_group").head(3).reset_index(drop=True)
+    labels = pd.DataFrame({"id": sample["id"], "band": sample["band"], "text": sample["text"]})
+    groups = op.label_groups(labels)
+    assert groups.tolist() == ("informational:" + sample["split_group"]).tolist()
+    assert groups.nunique() == sample["split_group"].nunique() > 1

@@ -52,6 +52,7 @@ DEFAULT_FOLDS = 5
 # The label sources that are CommonCoreText-PD's own kinds of text (its train split and CLEAR's
 # training author groups): the benchmark's train side, where its validation side is checked.
 COMMONCORETEXT_SOURCES = ("source-label:clear", "source-label:gutenberg", "source-label:openstax")
+INFORMATIONAL_PREFIX = "gi-"  # ids of graded_informational passages (littlekit.databuild.informational)
 STEP = 0.001  # thresholds are rounded up to this grid, so the file holds readable numbers
 
 
@@ -77,6 +78,9 @@ def label_groups(labels: pd.DataFrame, root: str | os.PathLike | None = None) ->
         clear = corpora.load_clear(root)
         authors = dict(zip("clear-" + clear["id"].astype(int).astype(str), clear["author"], strict=True))
         by_id.update({i: "author:" + author_key(authors.get(i) or "") for i in clear_ids})
+    if ids.str.startswith(INFORMATIONAL_PREFIX).any():
+        books = corpora.load_graded_informational(root)
+        by_id.update(zip(books["id"], "informational:" + books["split_group"], strict=True))
     return pd.Series([by_id.get(i) or _own_group(i) for i in ids], index=labels.index, name="group")
 
 
