@@ -457,6 +457,16 @@ ARC_HEADER = (
 )
 
 
+def assert_books_on_one_side(rows: list[dict]) -> None:
+    """No book (source) and no author (split_group) has passages in both train and validation."""
+    for key in ("source", "split_group"):
+        sides: dict[str, set[str]] = {}
+        for row in rows:
+            if row["split"] != "boundary":
+                sides.setdefault(row[key], set()).add(row["split"])
+        assert all(len(s) == 1 for s in sides.values()), f"a {key} is in train and validation"
+
+
 def school_book(title: str, author: str, words: list[str]) -> bytes:
     """A Project Gutenberg file: header, a teacher's preface, CHAPTER I, 12 paragraphs, footer."""
     paragraphs = [
@@ -567,12 +577,7 @@ def test_informational_build_is_byte_identical_and_keeps_books_and_boundary_apar
     assert {row["band"] for row in rows if row["split"] == "boundary"} == {"BOUNDARY"}
     for band in ("K5", "BEYOND"):
         assert {row["split"] for row in rows if row["band"] == band} == {"train", "validation"}
-    for key in ("source", "split_group"):
-        sides: dict[str, set[str]] = {}
-        for row in rows:
-            if row["split"] != "boundary":
-                sides.setdefault(row[key], set()).add(row["split"])
-        assert all(len(s) == 1 for s in sides.values()), f"a {key} is in train and validation"
+    assert_books_on_one_side(rows)
     for row in rows:
         assert MIN_WORDS <= row["n_words"] == count_words(row["text"]) <= MAX_WORDS
         assert "preface" not in row["text"] and "Gutenberg" not in row["text"]
@@ -709,12 +714,7 @@ def test_real_graded_informational_splits_whole_books_and_never_trains_on_bounda
     assert {row["band"] for row in rows if row["split"] == "train"} == {"K5", "BEYOND"}
     assert {row["band"] for row in rows if row["split"] == "validation"} == {"K5", "BEYOND"}
     assert {row["split"] for row in rows if row["band"] == "BOUNDARY"} == {"boundary"}
-    for key in ("source", "split_group"):
-        sides: dict[str, set[str]] = {}
-        for row in rows:
-            if row["split"] != "boundary":
-                sides.setdefault(row[key], set()).add(row["split"])
-        assert all(len(s) == 1 for s in sides.values()), f"a {key} is in train and validation"
+    assert_books_on_one_side(rows)
     per_book: dict[str, int] = {}
     for row in rows:
         assert list(row) == INFO_FIELDS
