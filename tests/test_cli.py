@@ -719,3 +719,30 @@ def test_the_artifacts_stage_1_maximum_applies_and_the_flag_overrides_it(tmp_pat
     assert dropped["easy"] == ("aoa", "aoa_p95") and "max_aoa=4.0" in stderr
     dropped, stderr = run("--max-aoa", "12")
     assert "easy" not in dropped and "max_aoa=12.0" in stderr
+
+
+def test_the_artifacts_blocked_share_applies_and_the_flag_overrides_it(tmp_path, capsys):
+    from littlekit.filter.filter_config import OperatingPoint
+
+    root = make_artifacts(tmp_path / "artifacts")
+    long_square = {"id": "long", "text": "The cat sat on the square mat. " + "The cat sat on the mat. " * 30}
+    source = write_jsonl(tmp_path / "docs.jsonl", [ART_DOCS[0], long_square])
+
+    def run(*extra) -> tuple[list[str], str]:
+        code, _, stderr = run_cli(
+            capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages",
+            "aoa,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", *extra,
+        )  # fmt: skip
+        assert code == 0, stderr
+        return [doc["id"] for doc in read_jsonl(tmp_path / "run" / "kept.jsonl")], stderr
+
+    assert run()[0] == ["easy"]  # the released rule: one blocklisted word drops the long text
+    OperatingPoint(min_blocked_share=0.01, chosen_on="a test").save(root)
+    kept, stderr = run()
+    assert kept == ["easy", "long"] and "min_blocked_share=0.01" in stderr  # 1 in ~190 words
+    assert run("--min-blocked-share", "released")[0] == ["easy"]
+    code, _, stderr = run_cli(
+        capsys, "filter", "--in", source, "--out", f"{tmp_path}/o.jsonl", "--stages", "frequency",
+        "--artifacts", root, "--min-blocked-share", "0",
+    )  # fmt: skip
+    assert code == 2 and "min_blocked_share must be in (0, 1]" in stderr

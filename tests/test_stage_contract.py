@@ -129,7 +129,7 @@ SETTINGS = {
         "min_k5_prob": "encoder_min_k5_prob",
     },
     SymbolicStage: {"families": "symbolic_families"},
-    FrequencyStage: {"min_beyond_score": "min_beyond_score"},
+    FrequencyStage: {"min_beyond_score": "min_beyond_score", "min_blocked_share": "min_blocked_share"},
 }
 OBJECTS = {"lexicon", "model", "tokenizer", "gate", "prior_gate", "table"}  # built from options
 

@@ -191,7 +191,13 @@ def test_ties_in_worst_score_go_to_the_first_word_alphabetically():
 def test_documents_without_tokens_are_kept(text):
     decision = FrequencyStage(table_of(SCORES))(text)
     assert decision.keep and decision.reason is None
-    empty = {"worst_word": None, "worst_score": None, "n_blocked_tokens": 0, "blocked_words": []}
+    empty = {
+        "worst_word": None,
+        "worst_score": None,
+        "n_blocked_tokens": 0,
+        "blocked_share": 0.0,
+        "blocked_words": [],
+    }
     assert decision.scores == empty
 
 
@@ -322,3 +328,43 @@ def test_sampler_rejects_bad_arguments():
         sample_to_budget(corpus(), table_of(SCORES), budget_tokens=5, within_tier="best")
     with pytest.raises(ValueError, match=r"lack column\(s\) \['text'\]"):
         sample_to_budget(pd.DataFrame({"id": [1]}), table_of(SCORES), budget_tokens=5)
+
+
+# --- the length-aware document rule and the minimum document count -----------------------------
+
+
+def test_blocked_share_rule_is_the_same_test_at_any_length():
+    stage = FrequencyStage(table_of({"photosynthesis": 6.0, "cat": 0.0}), min_blocked_share=0.01)
+    short = "photosynthesis " + "cat " * 49  # 1 blocked token in 50 = 2%
+    long = "photosynthesis " + "cat " * 499  # 1 in 500 = 0.2%
+    assert stage(short).keep is False and stage(short).reason == REASON
+    assert stage(long).keep is True
+    assert stage(long).scores["blocked_share"] == pytest.approx(1 / 500)
+    dense_long = "photosynthesis " * 5 + "cat " * 495  # 1%: exactly the share is dropped
+    assert stage(dense_long).keep is False
+    released = FrequencyStage(table_of({"photosynthesis": 6.0, "cat": 0.0}))
+    assert released(long).keep is False  # any blocklisted word drops, whatever the length
+
+
+def test_blocked_share_must_be_a_share():
+    for bad in (0.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="min_blocked_share"):
+            FrequencyStage(table_of({"a": 1.0}), min_blocked_share=bad)
+
+
+def test_min_documents_drops_words_that_one_document_repeats():
+    k5 = ["the cat sat"] * 6
+    beyond = ["zorblax " * 30, "the mitochondria", "mitochondria now", "mitochondria here", "a mitochondria",
+              "mitochondria then"]
+    counts = bl.score_words(k5, beyond, min_count=5, min_documents=1).set_index("word")
+    assert "zorblax" in counts.index and counts.loc["zorblax", "documents"] == 1
+    spread = bl.score_words(k5, beyond, min_count=5, min_documents=5).set_index("word")
+    assert "zorblax" not in spread.index
+    assert spread.loc["mitochondria", "documents"] == 5
+    assert set(spread.index) <= set(counts.index)
+
+
+def test_min_documents_needs_document_counts():
+    with pytest.raises(ValueError, match="document counts"):
+        bl.score_counts({"a": 20}, 20, {"a": 5}, 5, min_documents=3)
+    assert bl.count_documents(["owl owl bat", "owl", ""]) == {"owl": 2, "bat": 1}

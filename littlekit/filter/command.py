@@ -294,6 +294,14 @@ def add_filter_parser(subparsers) -> argparse.ArgumentParser:
         default=DEFAULTS.min_beyond_score,
         help=f"frequency stage cut-off (default: {DEFAULTS.min_beyond_score})",
     )
+    stages.add_argument(
+        "--min-blocked-share",
+        type=_min_k5_prob,
+        metavar="SHARE",
+        help="frequency stage: drop only when blocklisted tokens are at least SHARE of the words; "
+        "'released' = any blocklisted word drops (default: --artifacts DIR's filter_config.json, "
+        "else released)",
+    )
     _add_executor_options(p)
     return p
 
@@ -411,6 +419,9 @@ def _stage_options(args, names: list[str]):
         value = getattr(args, option)
         if value is not None:
             from_dir[option] = None if value == RELEASED_RULE else value
+    share = args.min_blocked_share
+    if share is not None:  # the flag overrides filter_config.json
+        from_dir["min_blocked_share"] = None if share == RELEASED_RULE else share
     if args.max_aoa is not None:  # the flag overrides filter_config.json (else StageOptions' default)
         from_dir["max_aoa"] = args.max_aoa
     try:
@@ -436,7 +447,7 @@ def _stage_options(args, names: list[str]):
 def _config_line(names: list[str], args, options) -> str:
     """The run's settings, with the classifiers' P(K5) minimums when an operating point sets them."""
     line = f"config: stages={','.join(names)} max_aoa={options.max_aoa} max_oov={args.max_oov}"
-    for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
+    for option in ("fasttext_min_k5_prob", "encoder_min_k5_prob", "min_blocked_share"):
         if getattr(options, option) is not None:
             line += f" {option}={getattr(options, option):g}"
     return line

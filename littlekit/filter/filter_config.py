@@ -34,6 +34,7 @@ class OperatingPoint:
     target: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
     max_aoa: float | None = None  # stage 1's maximum 95th-percentile AoA; None: aoa.P95_MAX_AOA
+    min_blocked_share: float | None = None  # stage 5's blocklisted-token share; None: any word drops
 
     def __post_init__(self) -> None:
         for name in THRESHOLD_OPTIONS:
@@ -43,6 +44,9 @@ class OperatingPoint:
         aoa = self.max_aoa
         if aoa is not None and not (isinstance(aoa, int | float) and math.isfinite(aoa) and aoa > 0):
             raise ValueError(f"max_aoa must be a positive number of years or null, got {aoa!r}")
+        share = self.min_blocked_share
+        if share is not None and not (isinstance(share, int | float) and 0.0 < share <= 1.0):
+            raise ValueError(f"min_blocked_share must be a share in (0, 1] or null, got {share!r}")
 
     def options(self) -> dict[str, float | None]:
         """The classifier stages' StageOptions fields this point sets (None: the released rule)."""
@@ -57,6 +61,8 @@ class OperatingPoint:
         }
         if self.max_aoa is not None and "aoa" in stages:
             fields["max_aoa"] = float(self.max_aoa)
+        if self.min_blocked_share is not None and "frequency" in stages:
+            fields["min_blocked_share"] = float(self.min_blocked_share)
         return fields
 
     def describe(self) -> str:
@@ -66,6 +72,8 @@ class OperatingPoint:
             f"{stage}: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
             for stage, value in zip(CLASSIFIER_STAGES, self.options().values(), strict=True)
         ]
+        if self.min_blocked_share is not None:
+            parts.append(f"frequency: blocklisted tokens < {self.min_blocked_share:g} of the words")
         confidence = self.details.get("confidence")
         bound = "keep rate" if confidence is None else f"keep rate's {confidence:.0%} Wilson upper end"
         target = "" if self.target is None else f", target Beyond-K-5 {bound} <= {self.target:g}"

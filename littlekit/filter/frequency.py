@@ -9,8 +9,15 @@ The paper and the released script use it differently, and both are here:
   That is `sample_to_budget`: it fills a token budget from documents with no blocklisted word
   first, then from tiers of increasing worst score, only as far as the budget needs.
 - The released `filter_k5.py`: a hard filter, dropping every document that holds any word with
-  beyond_score >= 4.0, whatever the budget. That is `FrequencyStage`, reason
-  "frequency_blocklist"; it is what `littlekit filter` runs as stage "frequency".
+  beyond_score >= 4.0, whatever the budget. That is `FrequencyStage` with `min_blocked_share=None`,
+  reason "frequency_blocklist"; it is what `littlekit filter` runs as stage "frequency".
+
+The released rule grows stricter with length: a 600-word article is six times as likely as a
+100-word passage to hold one blocklisted word by chance (a month, a country, "solar"). With
+`min_blocked_share` set, the stage drops a document only when blocklisted tokens make up at least
+that share of its word tokens (0.01: one per hundred words), the same test at any length. The
+artifacts' filter_config.json carries the share chosen on training labels
+(`littlekit.fit.operating_point.choose_blocked_share`).
 
 Scoring is one dict lookup per token. Words missing from the table are unscored and ignored.
 """
@@ -41,7 +48,8 @@ MAX_LISTED = 5
 
 
 class FrequencyStage(Stage):
-    """Drop a document holding any word with beyond_score >= `min_beyond_score` (released rule).
+    """Drop a document holding any word with beyond_score >= `min_beyond_score` (released rule), or,
+    with `min_blocked_share`, one whose blocklisted tokens are at least that share of its tokens.
 
     `table` is a word table (DataFrame with `word, beyond_score`), a word -> score mapping, a
     path to a parquet/csv table, or None for `word_log_odds.parquet` under the data root.
@@ -55,8 +63,12 @@ class FrequencyStage(Stage):
         self,
         table: pd.DataFrame | Mapping[str, float] | str | os.PathLike | None = None,
         min_beyond_score: float = bl.MIN_BEYOND_SCORE,
+        min_blocked_share: float | None = None,
     ) -> None:
+        if min_blocked_share is not None and not 0.0 < min_blocked_share <= 1.0:
+            raise ValueError(f"min_blocked_share must be in (0, 1] or None, got {min_blocked_share}")
         self.min_beyond_score = float(min_beyond_score)
+        self.min_blocked_share = min_blocked_share
         self.scores_by_word = _as_lookup(table)
 
     @classmethod
@@ -68,9 +80,12 @@ class FrequencyStage(Stage):
         min_count: int = bl.DEFAULT_MIN_COUNT,
         alpha: float = bl.DEFAULT_ALPHA,
         min_beyond_score: float = bl.MIN_BEYOND_SCORE,
+        min_documents: int = bl.DEFAULT_MIN_DOCUMENTS,
     ) -> FrequencyStage:
         """Build the word table from a K-5 and a Beyond-K-5 pool, then the stage on it."""
-        table = bl.score_words(k5_texts, beyond_texts, min_count=min_count, alpha=alpha)
+        table = bl.score_words(
+            k5_texts, beyond_texts, min_count=min_count, alpha=alpha, min_documents=min_documents
+        )
         return cls(table, min_beyond_score=min_beyond_score)
 
     @property
@@ -85,7 +100,8 @@ class FrequencyStage(Stage):
         worst_score = -math.inf
         n_blocked_tokens = 0
         blocked: dict[str, float] = {}
-        for token in word_tokens(text):
+        tokens = word_tokens(text)
+        for token in tokens:
             score = lookup.get(token)
             if score is None:
                 continue
@@ -99,14 +115,17 @@ class FrequencyStage(Stage):
             "worst_word": worst_word,
             "worst_score": worst_score if worst_word is not None else None,
             "n_blocked_tokens": n_blocked_tokens,
+            "blocked_share": n_blocked_tokens / len(tokens) if tokens else 0.0,
             "blocked_words": listed,
         }
 
     def decide(self, scores: dict[str, Any]) -> Decision:
         worst = scores.get("worst_score")
-        if worst is not None and worst >= self.min_beyond_score:
-            return Decision(False, REASON, scores)
-        return Decision(True, None, scores)
+        if worst is None or worst < self.min_beyond_score:
+            return Decision(True, None, scores)
+        if self.min_blocked_share is not None and scores["blocked_share"] < self.min_blocked_share:
+            return Decision(True, None, scores)
+        return Decision(False, REASON, scores)
 
 
 def _as_lookup(table: pd.DataFrame | Mapping[str, float] | str | os.PathLike | None) -> dict[str, float]:

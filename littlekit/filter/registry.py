@@ -55,6 +55,7 @@ class StageOptions:
     symbolic_families: tuple[str, ...] | None = None  # notation families checked; None: all of them
     word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
     min_beyond_score: float = MIN_BEYOND_SCORE
+    min_blocked_share: float | None = None  # frequency stage: None = any blocklisted word drops
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.max_oov <= 1.0:
@@ -63,6 +64,8 @@ class StageOptions:
             raise ValueError(f"max_aoa must be a finite number of years, got {self.max_aoa}")
         if not math.isfinite(self.min_beyond_score):
             raise ValueError(f"min_beyond_score must be finite, got {self.min_beyond_score}")
+        if self.min_blocked_share is not None and not 0.0 < self.min_blocked_share <= 1.0:
+            raise ValueError(f"min_blocked_share must be in (0, 1] or None, got {self.min_blocked_share}")
         for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
             check_probability(name, getattr(self, name))
         if self.encoder_batch_size < 1:
@@ -205,6 +208,10 @@ def _symbolic(options: StageOptions) -> Stage:
     return SymbolicStage(options.symbolic_families)
 
 
-@register_stage("frequency", "stage 5: no word with beyond_score >= min_beyond_score (word table)")
+@register_stage("frequency", "stage 5: blocklisted words (beyond_score >= min_beyond_score) below a share")
 def _frequency(options: StageOptions) -> Stage:
-    return FrequencyStage(options.word_table, min_beyond_score=options.min_beyond_score)
+    return FrequencyStage(
+        options.word_table,
+        min_beyond_score=options.min_beyond_score,
+        min_blocked_share=options.min_blocked_share,
+    )

@@ -11,6 +11,10 @@ Two choices the paper leaves open, fixed here:
 - Minimum count: a word is kept only when its *combined* count (K-5 + Beyond) is at least
   `min_count`. A per-pool minimum would discard exactly the words we most want, those that
   are frequent beyond K-5 and (nearly) absent from it.
+- Minimum document count: a word is kept only when it occurs in at least `min_documents`
+  documents of the two pools together. A word one long document repeats (a character's name,
+  the topic of one article) says nothing about Beyond-K-5 text in general, and blocking it drops
+  every K-5 document on that topic.
 - Words absent from a pool: additive smoothing on counts, `count + alpha` in both pools with
   the pool totals unchanged, so the score is
   `log2((count_beyond + alpha) / (count_k5 + alpha) * total_k5 / total_beyond)`.
@@ -38,9 +42,12 @@ from littlekit.text import word_tokens
 
 MIN_BEYOND_SCORE = 4.0  # the released filter's cut-off
 DEFAULT_MIN_COUNT = 10
+DEFAULT_MIN_DOCUMENTS = 5
 DEFAULT_ALPHA = 1.0
 REQUIRED_COLUMNS = ("word", "beyond_score")
-TABLE_COLUMNS = ("word", "beyond_score", "count_k5", "count_beyond", "rate_k5", "rate_beyond")
+TABLE_COLUMNS = (
+    "word", "beyond_score", "count_k5", "count_beyond", "rate_k5", "rate_beyond", "documents",
+)
 
 
 def count_words(texts: Iterable[str]) -> tuple[Counter[str], int]:
@@ -58,6 +65,14 @@ def count_words(texts: Iterable[str]) -> tuple[Counter[str], int]:
     return counts, total
 
 
+def count_documents(texts: Iterable[str]) -> Counter[str]:
+    """How many texts hold each word at least once (streamed; shard counters add up)."""
+    documents: Counter[str] = Counter()
+    for text in texts:
+        documents.update(set(word_tokens(text)))
+    return documents
+
+
 def score_counts(
     k5_counts: Mapping[str, int],
     k5_total: int,
@@ -66,15 +81,24 @@ def score_counts(
     *,
     min_count: int = DEFAULT_MIN_COUNT,
     alpha: float = DEFAULT_ALPHA,
+    documents: Mapping[str, int] | None = None,
+    min_documents: int = 1,
 ) -> pd.DataFrame:
-    """The ranked word table from the two pools' counts (see the module docstring)."""
+    """The ranked word table from the two pools' counts (see the module docstring).
+
+    `documents`: each word's document count over both pools (`count_documents`); needed when
+    `min_documents` > 1, and kept as the table's `documents` column when given.
+    """
     if k5_total <= 0 or beyond_total <= 0:
         raise ValueError(f"both pools need tokens (K-5 total {k5_total}, Beyond total {beyond_total})")
     if alpha < 0:
         raise ValueError(f"alpha must be >= 0, got {alpha}")
+    if min_documents > 1 and documents is None:
+        raise ValueError("min_documents > 1 needs the words' document counts (count_documents)")
     words = sorted(
         w for w in set(k5_counts) | set(beyond_counts)
         if k5_counts.get(w, 0) + beyond_counts.get(w, 0) >= min_count
+        and (documents is None or documents.get(w, 0) >= min_documents)
     )
     count_k5 = np.array([k5_counts.get(w, 0) for w in words], dtype=np.int64)
     count_beyond = np.array([beyond_counts.get(w, 0) for w in words], dtype=np.int64)
@@ -91,6 +115,8 @@ def score_counts(
         "rate_k5": count_k5 / k5_total,
         "rate_beyond": count_beyond / beyond_total,
     })
+    if documents is not None:
+        table["documents"] = np.array([documents.get(w, 0) for w in words], dtype=np.int64)
     return rank_words(table)
 
 
@@ -100,12 +126,16 @@ def score_words(
     *,
     min_count: int = DEFAULT_MIN_COUNT,
     alpha: float = DEFAULT_ALPHA,
+    min_documents: int = 1,
 ) -> pd.DataFrame:
-    """Count both pools (streamed) and score every word that passes the minimum count."""
+    """Count both pools and score every word that passes the minimum count and document count."""
+    k5_texts, beyond_texts = list(k5_texts), list(beyond_texts)
     k5_counts, k5_total = count_words(k5_texts)
     beyond_counts, beyond_total = count_words(beyond_texts)
+    documents = count_documents(k5_texts) + count_documents(beyond_texts)
     return score_counts(
-        k5_counts, k5_total, beyond_counts, beyond_total, min_count=min_count, alpha=alpha
+        k5_counts, k5_total, beyond_counts, beyond_total, min_count=min_count, alpha=alpha,
+        documents=documents, min_documents=min_documents,
     )
 
 
