@@ -267,3 +267,18 @@ def test_the_encoder_is_trained_without_the_held_out_corpus(one_thread):
     check = gen.corpus_check(both, None)
     assert check.stages == ("aoa", "fasttext", "encoder")
     assert check.table.loc["gamma", "beyond_kept"] == 0  # not scored by the encoder: not kept
+
+
+def test_stage_four_verdicts_join_the_check_when_present():
+    labels = pd.DataFrame({"id": ["a", "b"], "text": ["The owl sat in the tree.", "Solve 2x + 3 = 7 for x."]})
+    scores = pd.DataFrame({
+        "id": ["a", "b"], "band": ["K5", "K8"], "corpus": ["c", "c"], "pred": ["K5", "K5"],
+        "p_k5": [0.9, 0.9], "first_stage_keeps": [True, True], "aoa_p95": [5.0, 5.0],
+    })
+    with_symbolic = gen.add_symbolic_verdicts(scores, labels)
+    assert with_symbolic["symbolic_keeps"].tolist() == [True, False]  # an equation to solve: stage 4
+    assert gen.default_stages(with_symbolic) == ("aoa", "fasttext", "symbolic")
+    assert gen.corpus_keeps(with_symbolic).tolist() == [True, False]
+    assert gen.corpus_keeps(with_symbolic, stages=("aoa", "fasttext")).tolist() == [True, True]
+    with pytest.raises(KeyError, match="symbolic_keeps"):
+        gen.corpus_keeps(scores, stages=("aoa", "symbolic"))

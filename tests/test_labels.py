@@ -54,18 +54,21 @@ def test_default_labels_have_the_judge_fields_and_their_text(default_labels):
 
 def test_default_labels_come_from_the_stated_sources_in_balanced_bands(default_labels):
     sources = set(default_labels["source"])
-    named = {SOURCE_PREFIX + name for name in ("gutenberg", "clear", "openstax", "tinystories", "mathcamps")}
+    named = {
+        SOURCE_PREFIX + name
+        for name in ("gutenberg", "clear", "openstax", "tinystories", "mathcamps", "informational", "arc")
+    }
     assert sources == named  # GSM8K is off by default
     counts = default_labels["band"].value_counts()
     assert (counts <= MAX_PER_BAND).all()
     assert counts[["K5", "K8", "K12"]].tolist() == [MAX_PER_BAND] * 3  # enough documents for each
     by_source = label_counts(default_labels)
     assert by_source.loc[SOURCE_PREFIX + "tinystories"].drop("total").to_dict() == {
-        "K5": 250,
+        "K5": 166,
         "K8": 0,
         "K12": 0,
         "OOS": 0,
-    }  # a quarter of K5: one of four K5 sources, each with more than its share
+    }  # a sixth of K5: one of six K5 sources, each with more than its share (the first four get 167)
     assert (by_source.loc[SOURCE_PREFIX + "openstax", ["K5", "K8", "K12"]] == 0).all()
 
 
@@ -232,3 +235,32 @@ def test_candidates_overlapping_validation_text_are_dropped():
     )
     kept = _drop_validation_overlap(candidates, [passage])
     assert kept["id"].tolist() == ["short", "other"]
+
+
+def test_informational_labels_are_train_books_and_arc_train_stems(default_labels):
+    from littlekit.databuild import corpora
+    from littlekit.fit.labels import informational_band
+
+    books = corpora.load_graded_informational()
+    split_of = dict(zip(books["id"], books["split"], strict=True))
+    rows = default_labels[default_labels["source"] == SOURCE_PREFIX + "informational"]
+    assert len(rows) and {split_of[i] for i in rows["id"]} == {"train"}  # no BOUNDARY, no validation book
+    label_of = dict(zip(books["id"], books["label"], strict=True))
+    band_of = dict(zip(books["id"], books["band"], strict=True))
+    pairs = zip(rows["id"], rows["band"], strict=True)
+    assert all(informational_band(band_of[i], label_of[i]) == band for i, band in pairs)
+    assert set(rows["band"]) == {"K5", "K8", "K12"}
+    arc = corpora.load_arc()
+    arc_split = dict(zip("arc-" + arc["id"].astype(str), arc["split"], strict=True))
+    arc_rows = default_labels[default_labels["source"] == SOURCE_PREFIX + "arc"]
+    assert len(arc_rows) and {arc_split[i] for i in arc_rows["id"]} == {"train"}
+
+
+def test_informational_band_reads_the_books_grade_label():
+    from littlekit.fit.labels import informational_band
+
+    assert informational_band("K5", "grade 2 by the reader-number convention") == "K5"
+    assert informational_band("BEYOND", "secondary school (about grades 9-12)") == "K12"
+    assert informational_band("BEYOND", "school history, grammar/high-school level") == "K12"
+    assert informational_band("BEYOND", "ages 12-14 (about grades 7-9)") == "K8"
+    assert informational_band("BOUNDARY", "intermediate and upper grades") == ""

@@ -34,8 +34,8 @@ from littlekit.filter.artifacts import (
     write_artifacts_readme,
 )
 from littlekit.filter.cascade import Cascade
-from littlekit.filter.filter_config import read_operating_point
-from littlekit.filter.word_table import MIN_BEYOND_SCORE, blocklist, load_word_scores
+from littlekit.filter.filter_config import config_path, read_operating_point
+from littlekit.filter.word_table import DEFAULT_MIN_DOCUMENTS, MIN_BEYOND_SCORE, blocklist, load_word_scores
 from littlekit.fit import recipes
 from littlekit.fit.labels import DEFAULT_MAX_PER_BAND, load_labels
 
@@ -55,6 +55,7 @@ class Fit:
     fasttext: recipes.FastTextRecipe = field(default_factory=recipes.FastTextRecipe)
     encoder: recipes.EncoderRecipe = field(default_factory=recipes.EncoderRecipe)
     min_count: int = 10
+    min_documents: int = DEFAULT_MIN_DOCUMENTS
     alpha: float = 1.0
     notes: dict[str, str] = field(default_factory=dict)
     say: Callable[[str], None] = print
@@ -159,7 +160,9 @@ def fit_word_table(fit: Fit) -> None:
     stages = recipes.pool_stages(fasttext_model, encoder_dir)
     documents = recipes.pool_documents(corpus.documents)
     outcomes = list(_progress(Cascade(stages).run(documents), len(documents)))
-    words = recipes.word_table_from_outcomes(outcomes, min_count=fit.min_count, alpha=fit.alpha)
+    words = recipes.word_table_from_outcomes(
+        outcomes, min_count=fit.min_count, alpha=fit.alpha, min_documents=fit.min_documents
+    )
     path = export_word_table(words.table, fit.artifacts)
     blocked = blocklist(load_word_scores(path))
     chain = " -> ".join(stage.name for stage in stages)
@@ -168,6 +171,13 @@ def fit_word_table(fit: Fit) -> None:
         f"documents: {len(words.table):,} words, {len(blocked):,} with beyond_score >= {MIN_BEYOND_SCORE:g}"
     )
     fit.say(f"      {len(words.table):,} words ({len(blocked):,} blocklisted) -> {path}")
+    choice = recipes.tune_blocked_share(
+        fit.run, fit.artifacts, words, fit.min_count, fit.alpha, fit.min_documents, data_root=fit.data_root
+    )
+    report = runs.folder(fit.run, "frequency_fit")
+    choice.sweep.to_csv(report / "blocked_share_sweep.csv", index=False)
+    fit.notes["word_table"] += "; " + choice.note
+    fit.say(f"      {choice.note} -> {config_path(fit.artifacts)}")
 
 
 def _progress(outcomes, total: int):

@@ -200,9 +200,22 @@ def point_thresholds(
     return point.get("fasttext_min_k5_prob"), point.get("encoder_min_k5_prob"), point.get("max_aoa")
 
 
+def add_symbolic_verdicts(
+    scores: pd.DataFrame, labels: pd.DataFrame, symbolic: Any = "symbolic"
+) -> pd.DataFrame:
+    """`scores` with `symbolic_keeps`: stage 4's verdict on each row's label text. Stage 4 learns
+    nothing from labels, so its verdict on a held-out corpus is as out-of-corpus as stage 1's."""
+    stage = _stage(symbolic)
+    texts = labels.drop_duplicates("id").set_index("id")["text"]
+    keeps = [stage.decide(stage.score(text)).keep for text in scores["id"].map(texts)]
+    return scores.assign(symbolic_keeps=np.asarray(keeps, dtype=bool))
+
+
 def default_stages(scores: pd.DataFrame) -> tuple[str, ...]:
-    """The stages a frame of scores holds: aoa and fasttext, and encoder when it has enc_pred."""
-    return ("aoa", "fasttext", "encoder") if "enc_pred" in scores.columns else ("aoa", "fasttext")
+    """The stages a frame of scores holds: aoa and fasttext, encoder when it has enc_pred, symbolic
+    when it has symbolic_keeps."""
+    stages = ("aoa", "fasttext", "encoder") if "enc_pred" in scores.columns else ("aoa", "fasttext")
+    return (*stages, "symbolic") if "symbolic_keeps" in scores.columns else stages
 
 
 def first_stage_mask(scores: pd.DataFrame, max_aoa: float | None = None) -> np.ndarray:
@@ -221,9 +234,11 @@ def corpus_keeps(
     """Whether the stages (default `default_stages`) keep each row at the point's thresholds."""
     ft_min, enc_min, max_aoa = point_thresholds(point)
     stages = tuple(default_stages(scores) if stages is None else stages)
-    unknown = set(stages) - {"aoa", "fasttext", "encoder"}
+    unknown = set(stages) - {"aoa", "fasttext", "encoder", "symbolic"}
     if unknown:
-        raise ValueError(f"unknown stages {sorted(unknown)}; the scores hold aoa, fasttext, encoder")
+        raise ValueError(
+            f"unknown stages {sorted(unknown)}; the scores hold aoa, fasttext, encoder, symbolic"
+        )
     keep = np.ones(len(scores), dtype=bool)
     if "aoa" in stages:
         keep &= first_stage_mask(scores, max_aoa)
@@ -233,6 +248,10 @@ def corpus_keeps(
         if "enc_pred" not in scores.columns:
             raise KeyError("the scores have no encoder columns: add them with leave_one_corpus_out_encoder")
         keep &= kept_at(scores["enc_pred"], scores["enc_p_k5"], enc_min)
+    if "symbolic" in stages:
+        if "symbolic_keeps" not in scores.columns:
+            raise KeyError("the scores have no symbolic_keeps column: add it with add_symbolic_verdicts")
+        keep &= scores["symbolic_keeps"].to_numpy(dtype=bool)
     return keep
 
 

@@ -10,6 +10,14 @@ already gives them, never by a model:
 - `source-label:openstax`: OOS, college textbooks (CommonCoreText-PD, train split only).
 - `source-label:tinystories`: K5, stories written for 3-4 year olds (the demo corpus).
 - `source-label:mathcamps`: the grade of the problem's CCSS standard (original problems only).
+- `source-label:informational`: passages of the graded_informational school books of the train
+  split (nature study, science readers, geography, health, history), K5 from their own prefaces;
+  a BEYOND book is K12 when its label says secondary / high school / grades 9-12, else K8.
+  BOUNDARY books and validation books never enter.
+- `source-label:arc`: ARC science-exam question stems of the train split by their school grade.
+
+Every K-5 source but CLEAR, the informational books and ARC is narrative; without informational
+K-5 text the classifiers learn genre (stories = K-5, exposition = beyond) instead of grade.
 - `source-label:gsm8k`: off by default; `gsm8k_band` (e.g. K8) for GSM8K train questions.
 
 GSM8K is left out by default: it has no per-problem grade, its authors describe it as solvable
@@ -35,6 +43,7 @@ import json
 import logging
 import os
 import random
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -73,6 +82,8 @@ def build_default_labels(
             _extra_clear_rows(corpora.load_clear(root), passages),
             _tinystories_rows(corpora.load_demo_corpus(root)),
             _mathcamps_rows(corpora.load_mathcamps(root)),
+            _informational_rows(corpora.load_graded_informational(root, split="train")),
+            _arc_rows(corpora.load_arc(root, split="train")),
             _gsm8k_rows(corpora.load_gsm8k("train", root), gsm8k_band),
         ],
         ignore_index=True,
@@ -230,6 +241,31 @@ def _mathcamps_rows(mathcamps: pd.DataFrame) -> pd.DataFrame:
     rows = mathcamps[mathcamps["type"] == "original-problem"]
     bands = rows["standard"].str.split(".").str[0].map(grade_to_band)
     return _candidates("mathcamps-" + rows["id"], rows["statement"], bands, "mathcamps")
+
+
+SECONDARY_LABEL = re.compile(r"secondary|high[- ]school|9-12", re.IGNORECASE)
+
+
+def informational_band(band: str, label: str) -> str:
+    """A graded_informational book's label band: K5 stays K5; BEYOND is K12 for a secondary or
+    high-school book (by its grade label), else K8; anything else (BOUNDARY) has no band."""
+    if band == "K5":
+        return "K5"
+    if band == "BEYOND":
+        return "K12" if SECONDARY_LABEL.search(label or "") else "K8"
+    return ""
+
+
+def _informational_rows(books: pd.DataFrame) -> pd.DataFrame:
+    books = books[books["split"] == "train"]
+    bands = [informational_band(b, lab) for b, lab in zip(books["band"], books["label"], strict=True)]
+    return _candidates(books["id"], books["text"], bands, "informational")
+
+
+def _arc_rows(arc: pd.DataFrame) -> pd.DataFrame:
+    arc = arc[arc["split"] == "train"]
+    bands = [grade_to_band(int(g)) for g in arc["grade"]]
+    return _candidates("arc-" + arc["id"].astype(str), arc["text"], bands, "arc")
 
 
 def _gsm8k_rows(gsm8k: pd.DataFrame, band: str | None) -> pd.DataFrame:

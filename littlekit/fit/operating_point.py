@@ -52,6 +52,12 @@ DEFAULT_FOLDS = 5
 # The label sources that are CommonCoreText-PD's own kinds of text (its train split and CLEAR's
 # training author groups): the benchmark's train side, where its validation side is checked.
 COMMONCORETEXT_SOURCES = ("source-label:clear", "source-label:gutenberg", "source-label:openstax")
+# The label sources whose rates choose a point by default: CommonCoreText-PD's kinds of text and the
+# graded_informational school books (K-5 exposition, which no other source holds enough of).
+# TinyStories (all K5, trivially kept), MathCAMPS (one-sentence math problems, stage 4's business)
+# and ARC (question stems of 10-20 words) train the classifiers but do not set the point.
+GRADED_SOURCES = (*COMMONCORETEXT_SOURCES, "source-label:informational")
+TUNING_SOURCES = {"graded": GRADED_SOURCES, "commoncoretext": COMMONCORETEXT_SOURCES, "all": None}
 INFORMATIONAL_PREFIX = "gi-"  # ids of graded_informational passages (littlekit.databuild.informational)
 STEP = 0.001  # thresholds are rounded up to this grid, so the file holds readable numbers
 

@@ -21,21 +21,34 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from littlekit import config, runs
 from littlekit.databuild import corpora
 from littlekit.filter.artifacts import artifact_path, artifact_problems, export_aoa_table
 from littlekit.filter.fasttext import FastTextStage
-from littlekit.filter.filter_config import OperatingPoint
+from littlekit.filter.filter_config import OperatingPoint, read_operating_point
 from littlekit.filter.lexicon import DEFAULT_TABLE
 from littlekit.filter.registry import build_stages
-from littlekit.filter.word_table import count_words, score_counts
+from littlekit.filter.word_table import (
+    DEFAULT_MIN_DOCUMENTS,
+    MIN_BEYOND_SCORE,
+    count_documents,
+    count_words,
+    score_counts,
+    score_words,
+)
+from littlekit.fit.blocked_share import (
+    MAX_K5_LOSS,
+    blocked_share_sweep,
+    choose_blocked_share,
+    cross_fitted_scores,
+    reaching_stage5,
+)
 from littlekit.fit.encoder import (
     TINY_MODERNBERT,
     TOP_TRAIN_CONFIG,
@@ -50,13 +63,14 @@ from littlekit.fit.fasttext import DEFAULT_HYPER, train_fasttext
 from littlekit.fit.labels import (
     DEFAULT_MAX_PER_BAND,
     build_default_labels,
+    informational_band,
     load_labels,
     split_labels,
     write_label_file,
 )
 from littlekit.fit.operating_point import (
     AOA_GRID,
-    COMMONCORETEXT_SOURCES,
+    TUNING_SOURCES,
     JointTuning,
     Tuning,
     choose_joint,
@@ -65,7 +79,7 @@ from littlekit.fit.operating_point import (
     tune_joint,
 )
 from littlekit.fit.pools import overlaps, pool_frame, pool_texts
-from littlekit.grades import BANDS
+from littlekit.grades import BANDS, grade_to_band
 from littlekit.io import Document
 
 HOLDOUT_FRACTION = 0.2  # held-out share of each band, for the classifiers' held-out evaluation
@@ -142,7 +156,7 @@ class FastTextRecipe:
     holdout_fraction: float = HOLDOUT_FRACTION
     beyond_keep_target: float = 0.02  # out-of-fold Beyond-K-5 keep rate allowed
     target_confidence: float | None = 0.95  # meet it at this Wilson confidence (None: point estimate)
-    tune_on: str = "commoncoretext"  # measure rates on CommonCoreText-PD's kinds of text, or "all"
+    tune_on: str = "graded"  # labels whose rates set the point: a key of TUNING_SOURCES
     tuning_folds: int = 5
     seed: int = 0
 
@@ -183,7 +197,7 @@ def tune_fasttext_point(
         n_folds=recipe.tuning_folds,
         seed=recipe.seed,
         groups=groups,
-        measure_sources=COMMONCORETEXT_SOURCES if recipe.tune_on == "commoncoretext" else None,
+        measure_sources=TUNING_SOURCES[recipe.tune_on],
         root=data_root,
         confidence=recipe.target_confidence,
         **{name: value for name, value in recipe.hyper().items() if name != "seed"},
@@ -438,24 +452,44 @@ class PoolCorpus:
 def pool_corpus(
     data_root: str | os.PathLike | None = None, sample_size: int | None = None, seed: int = 0
 ) -> PoolCorpus:
-    """The demo corpus and CommonCoreText-PD's train split, minus documents that share an 8-gram
-    with a validation passage; a seeded sample of at most `sample_size` of them when given."""
+    """The demo corpus, CommonCoreText-PD's train split, graded_informational's train books and
+    ARC's train stems, minus documents that share an 8-gram with a validation passage; a seeded
+    sample of at most `sample_size` of them when given.
+
+    The informational books and ARC give the pools K-5 exposition (nature study, science readers,
+    science questions): without them nearly all K-5 text the cascade keeps is narrative, and the
+    words of any K-5 science or geography text lean Beyond-K-5.
+    """
     demo = corpora.load_demo_corpus(data_root)
     cct = corpora.load_commoncoretext(data_root)
     validation = cct[(cct["split"] == "validation") & cct["band"].isin(BANDS)].reset_index(drop=True)
+    books = corpora.load_graded_informational(data_root, split="train")
+    arc = corpora.load_arc(data_root, split="train")
+    columns = ["id", "text", "source", "band"]
+    book_bands = [informational_band(b, lab) for b, lab in zip(books["band"], books["label"], strict=True)]
     corpus = pd.concat(
         [
-            demo[["id", "text", "source", "band"]].assign(origin="demo corpus"),
-            cct.loc[cct["split"] == "train", ["id", "text", "source", "band"]].assign(
-                origin="CommonCoreText-PD train"
+            demo[columns].assign(origin="demo corpus", family=demo["source"].str.split(":").str[0]),
+            cct.loc[cct["split"] == "train", columns].assign(
+                origin="CommonCoreText-PD train", family="commoncoretext-pd train"
             ),
+            books[columns].assign(
+                band=book_bands,
+                origin="graded_informational train",
+                family="informational books",
+            ),
+            pd.DataFrame({
+                "id": "arc-" + arc["id"].astype(str),
+                "text": arc["text"],
+                "source": "arc",
+                "band": [grade_to_band(int(g)) for g in arc["grade"]],
+                "origin": "ARC train",
+                "family": "arc",
+            }),
         ],
         ignore_index=True,
     )
     corpus["band"] = corpus["band"].where(corpus["band"].isin(BANDS), None)
-    corpus["family"] = np.where(
-        corpus["origin"].eq("demo corpus"), corpus["source"].str.split(":").str[0], "commoncoretext-pd train"
-    )
     shared = pd.Series(overlaps(corpus["text"], validation["text"]), index=corpus.index)
     left_out = corpus.loc[shared, "family"]
     corpus = corpus[~shared]
@@ -502,18 +536,27 @@ class WordTable:
     k5_total: int
     beyond_counts: Any
     beyond_total: int
+    documents: Any  # each word's document count over both pools
 
 
 def word_table_from_outcomes(
-    outcomes, min_count: int, alpha: float, meta: tuple[str, ...] = ("family", "band", "origin")
+    outcomes,
+    min_count: int,
+    alpha: float,
+    min_documents: int = DEFAULT_MIN_DOCUMENTS,
+    meta: tuple[str, ...] = ("family", "band", "origin"),
 ) -> WordTable:
     """Pools from a cascade run of stages 1-4, both counted, every word scored."""
     pools = pool_frame(outcomes, meta=list(meta))
     k5_texts, beyond_texts = pool_texts(pools)
     k5_counts, k5_total = count_words(k5_texts)
     beyond_counts, beyond_total = count_words(beyond_texts)
-    table = score_counts(k5_counts, k5_total, beyond_counts, beyond_total, min_count=min_count, alpha=alpha)
-    return WordTable(pools, table, k5_counts, k5_total, beyond_counts, beyond_total)
+    documents = count_documents(k5_texts) + count_documents(beyond_texts)
+    table = score_counts(
+        k5_counts, k5_total, beyond_counts, beyond_total, min_count=min_count, alpha=alpha,
+        documents=documents, min_documents=min_documents,
+    )
+    return WordTable(pools, table, k5_counts, k5_total, beyond_counts, beyond_total, documents)
 
 
 def copy_released_fasttext(released: str | os.PathLike, model_path: str | os.PathLike) -> FastTextStage:
@@ -524,3 +567,79 @@ def copy_released_fasttext(released: str | os.PathLike, model_path: str | os.Pat
         model_path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(released, model_path)
     return stage
+
+
+# --- stage 5's document rule ----------------------------------------------------------------------
+
+
+@dataclass
+class BlockedShareChoice:
+    """Stage 5's share chosen on the training labels, the sweep behind it, and the saved point."""
+
+    share: float | None
+    sweep: pd.DataFrame
+    point: OperatingPoint
+    note: str
+
+
+def tune_blocked_share(
+    run: str | os.PathLike,
+    artifacts: str | os.PathLike,
+    words: WordTable,
+    min_count: int,
+    alpha: float,
+    min_documents: int = DEFAULT_MIN_DOCUMENTS,
+    min_beyond_score: float = MIN_BEYOND_SCORE,
+    data_root: str | os.PathLike | None = None,
+) -> BlockedShareChoice:
+    """Choose stage 5's `min_blocked_share` on the run's out-of-fold training labels, each scored by
+    a word table cross-fitted without its fold's source groups (`littlekit.fit.blocked_share`), and
+    store it in the artifacts' filter_config.json. `words`: the table's pools (`word_table_from_outcomes`)
+    and the settings it was scored with."""
+    point = read_operating_point(artifacts)
+    if point is None:
+        raise runs.MissingProduct(f"{artifacts} has no filter_config.json: choose the operating point first")
+    oof_path = runs.folder(run, "encoder_fit") / "oof_scores.parquet"
+    if not oof_path.is_file():
+        raise runs.MissingProduct(
+            f"{oof_path} is missing: run `littlekit fit encoder` or the encoder chapter"
+        )
+    labels = load_labels(runs.require(run, "labels"))
+    texts = labels.drop_duplicates("id").set_index("id")["text"]
+    rows = reaching_stage5(pd.read_parquet(oof_path), texts, point, build_stages(["symbolic"])[0])
+    pools = words.pools[words.pools["pool"].notna()]
+    original_ids = pools["id"].str.split(":", n=1).str[1]  # pool_documents names them origin:id
+    pool_groups = label_groups(pd.DataFrame({"id": original_ids}, index=pools.index), data_root)
+
+    def score_table(subset: pd.DataFrame) -> pd.DataFrame:
+        k5_texts, beyond_texts = pool_texts(subset)
+        return score_words(
+            k5_texts, beyond_texts, min_count=min_count, alpha=alpha, min_documents=min_documents
+        )
+
+    scores = cross_fitted_scores(rows, pools, pool_groups, score_table, min_beyond_score)
+    sweep = blocked_share_sweep(rows, scores, min_beyond_score)
+    share = choose_blocked_share(sweep)
+    shares = sweep["min_blocked_share"]
+    row = sweep[shares.isna() if share is None else shares == share].iloc[0]
+    details = {
+        **point.details,
+        "stage5": {
+            "rule": f"the share dropping the most Beyond-K-5 labels among those dropping at most "
+            f"{MAX_K5_LOSS:g} of the K-5 labels that stages 1-4 keep out of fold (word table cross-fitted "
+            "without each fold's source groups)",
+            "k5_reaching": int(row["k5_reaching"]),
+            "k5_dropped": int(row["k5_dropped"]),
+            "beyond_reaching": int(row["beyond_reaching"]),
+            "beyond_dropped": int(row["beyond_dropped"]),
+        },
+    }
+    point = replace(point, min_blocked_share=share, details=details)
+    point.save(artifacts)
+    note = (
+        f"stage 5: {row['rule']} (chosen out of fold on {int(row['k5_reaching']):,} K-5 and "
+        f"{int(row['beyond_reaching']):,} Beyond-K-5 training labels that stages 1-4 keep, each judged by a "
+        f"word table built without its fold's source groups: it drops {int(row['k5_dropped'])} and "
+        f"{int(row['beyond_dropped'])} of them)"
+    )
+    return BlockedShareChoice(share, sweep, point, note)
