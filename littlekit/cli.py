@@ -58,6 +58,12 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "run_train_command",
         "train a Qwen3 model on token shards (Muon + AdamW, WSD schedule, DDP/FSDP under torchrun)",
     ),
+    "curriculum": (
+        "littlekit.curriculum.command",
+        "add_curriculum_parser",
+        "run_curriculum_command",
+        "write SymPy-verified K-8 math problems tied to CCSS standards (JSONL), or --list the units",
+    ),
 }
 
 

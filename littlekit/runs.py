@@ -87,6 +87,9 @@ PRODUCTS: dict[str, Product] = {
     ),
     "jeopardy": Product("jeopardy", "Jeopardy science answers and likelihoods", "the Jeopardy chapter"),
     "mathcamps": Product("mathcamps", "MathCAMPS pass@k and likelihoods", "the MathCAMPS chapter"),
+    "curriculum": Product(
+        "curriculum", "the curriculum's samples, audits and figures", "the curriculum chapter"
+    ),
 }
 
 

@@ -1,0 +1,108 @@
+"""Where records go: JSONL (deterministic bytes), a `datasets.Dataset`, MathCAMPS-shaped records
+for `littlekit.evals.mathcamps`, and pretraining mixtures.
+
+- `write_jsonl`: one `json.dumps` line per record, keys in the record's fixed order, UTF-8 as is
+  (`ensure_ascii=False`), `\\n` endings; written to a temporary file then renamed, and never over
+  an existing file unless `force`. The same records give the same bytes, so the same seed does.
+- `to_mathcamps` / `write_mathcamps_root`: records as MathCAMPS rows (`id, standard, statement,
+  answer, type, followup_to`, all `original-problem`), laid out as a data root so
+  `littlekit.evals.mathcamps.load(root)` reads them and `evaluate` scores a model on them with the
+  same prompt and grader as MathCAMPS itself.
+- `mixture`: the order a pretraining corpus sees the records in. `curriculum` puts grade K first
+  and grade 8 last (units of one grade shuffled together); `uniform` shuffles everything, the
+  control seed 004 insists on (no fixed ordering dominates in arXiv:2510.19099; Saxton et al.'s
+  headline numbers are the uniform mix). `unit` keeps generation order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from littlekit.curriculum.units import GRADE_ORDER
+
+ORDERS: tuple[str, ...] = ("unit", "curriculum", "uniform")
+MATHCAMPS_FILE = "mathcamps/mathcamps.jsonl"
+
+
+def dumps(record: dict[str, Any]) -> str:
+    """One JSONL line (no newline)."""
+    return json.dumps(record, ensure_ascii=False)
+
+
+def write_jsonl(records: Iterable[dict[str, Any]], path: str | os.PathLike, force: bool = False) -> int:
+    """Write records as JSONL; refuse an existing `path` unless `force`. Returns the count."""
+    path = Path(path)
+    if path.exists() and not force:
+        raise FileExistsError(f"{path} exists; pass force=True (--force) to overwrite it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    count = 0
+    with partial.open("w", encoding="utf-8", newline="\n") as handle:
+        for record in records:
+            handle.write(dumps(record) + "\n")
+            count += 1
+    os.replace(partial, path)
+    return count
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    with Path(path).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def to_dataset(records: Sequence[dict[str, Any]]):
+    """The records as a `datasets.Dataset` (one column per field)."""
+    from datasets import Dataset
+
+    return Dataset.from_list(list(records))
+
+
+def to_mathcamps(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """MathCAMPS rows: the record's first CCSS code is the standard, the statement the question."""
+    return [
+        {
+            "id": record["id"],
+            "standard": record["ccss"][0],
+            "statement": record["statement"],
+            "answer": record["answer"],
+            "type": "original-problem",
+            "followup_to": None,
+        }
+        for record in records
+    ]
+
+
+def write_mathcamps_root(
+    records: Iterable[dict[str, Any]], root: str | os.PathLike, force: bool = False
+) -> Path:
+    """Write `root/mathcamps/mathcamps.jsonl` so `evals.mathcamps.load(root)` reads the records."""
+    path = Path(root) / MATHCAMPS_FILE
+    write_jsonl(to_mathcamps(records), path, force=force)
+    return path
+
+
+def mixture(
+    records: Sequence[dict[str, Any]], order: str = "curriculum", seed: int = 0
+) -> list[dict[str, Any]]:
+    """The records in pretraining order: `curriculum` (grade-ordered), `uniform` (shuffled) or
+    `unit` (as generated)."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; choose from {', '.join(ORDERS)}")
+    if order == "unit":
+        return list(records)
+    rng = random.Random(seed)
+    shuffled = list(records)
+    rng.shuffle(shuffled)
+    if order == "uniform":
+        return shuffled
+    return sorted(shuffled, key=lambda r: GRADE_ORDER.index(r["grade"]))  # stable: shuffled in-grade
+
+
+def texts(records: Iterable[dict[str, Any]]) -> list[str]:
+    """The training texts of the records, in order."""
+    return [record["text"] for record in records]
