@@ -282,3 +282,23 @@ def test_stage_four_verdicts_join_the_check_when_present():
     assert gen.corpus_keeps(with_symbolic, stages=("aoa", "fasttext")).tolist() == [True, True]
     with pytest.raises(KeyError, match="symbolic_keeps"):
         gen.corpus_keeps(scores, stages=("aoa", "symbolic"))
+
+
+def test_loco_holds_tests_the_beyond_ceiling_of_the_named_corpora_only():
+    scores = pd.DataFrame({
+        "id": list("abcdef"),
+        "corpus": ["x", "x", "x", "y", "y", "y"],
+        "band": ["K8", "K8", "K5", "K8", "K8", "K5"],
+        "pred": ["K5"] * 6,
+        "p_k5": [0.9, 0.4, 0.9, 0.95, 0.95, 0.9],
+        "first_stage_keeps": [True] * 6,
+        "aoa_p95": [5.0] * 6,
+    })
+    row = pd.Series({"fasttext_min_k5_prob": 0.5, "encoder_min_k5_prob": None, "max_aoa": None})
+    assert gen.loco_holds(scores, ["x"], max_beyond=0.5)(row)  # x keeps 1 of its 2 Beyond labels
+    assert not gen.loco_holds(scores, ["x"], max_beyond=0.4)(row)
+    assert not gen.loco_holds(scores, ["x", "y"], max_beyond=0.5)(row)  # y keeps both
+    strict = row.copy()
+    strict["fasttext_min_k5_prob"] = 0.96
+    assert gen.loco_holds(scores, ["x", "y"], max_beyond=0.0)(strict)
+    assert "at most 0.03 of the Beyond-K-5 labels of x, y kept" in gen.loco_rule(["x", "y"])

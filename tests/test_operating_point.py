@@ -529,3 +529,43 @@ def test_label_groups_keep_each_informational_book_author_whole():
     groups = op.label_groups(labels)
     assert groups.tolist() == ("informational:" + sample["split_group"]).tolist()
     assert groups.nunique() == sample["split_group"].nunique() > 1
+
+
+def test_a_blocked_share_on_stored_outcomes_equals_the_cascade_run_with_it():
+    from littlekit.filter.frequency import FrequencyStage
+
+    table = {"senate": 6.0, "vote": 5.0}
+    filler = " and the owls hunt at night" * 8  # 48 unblocked words
+    passages = pd.DataFrame({
+        "id": ["long", "dense", "clean", "algebra"],
+        "text": [
+            "the senate" + filler, "senate vote senate vote today", "owls hunt" + filler,
+            "x^2 + 1 = 5 senate",
+        ],
+    })
+    released, _ = cascade_outcomes(Cascade([SymbolicStage(), FrequencyStage(table)]), passages)
+    assert released["frequency_blocked_share"].notna().sum() == 3  # the algebra line left at stage 4
+    direct, _ = cascade_outcomes(
+        Cascade([SymbolicStage(), FrequencyStage(table, min_blocked_share=0.05)]), passages
+    )
+    point = fc.OperatingPoint(min_blocked_share=0.05)
+    swept = op.apply_operating_point(released, ["symbolic", "frequency"], point)
+    assert swept["kept"].tolist() == direct["kept"].tolist() == [True, False, True, False]
+    assert swept["reason"].tolist() == direct["reason"].tolist()
+    with pytest.raises(ValueError, match="frequency last"):
+        op.apply_operating_point(released, ["frequency", "symbolic"], {"min_blocked_share": 0.05})
+
+
+def test_best_joint_takes_the_best_row_that_also_meets_a_further_test():
+    sweep = pd.DataFrame({
+        "max_aoa": [None, None, 9.0],
+        "fasttext_min_k5_prob": [0.5, 0.6, 0.7],
+        "encoder_min_k5_prob": [None, None, None],
+        "k5_kept": [90, 80, 70],
+        "beyond_kept": [2, 2, 1],
+    })
+    assert op.best_joint(sweep, allowed=2)["fasttext_min_k5_prob"] == 0.5
+    stricter = op.best_joint(sweep, allowed=2, also_meets=lambda row: row["fasttext_min_k5_prob"] >= 0.6)
+    assert stricter["fasttext_min_k5_prob"] == 0.6 and bool(stricter["also_met"])
+    none = op.best_joint(sweep, allowed=2, also_meets=lambda row: False)
+    assert none["fasttext_min_k5_prob"] == 0.5 and not bool(none["also_met"])

@@ -231,3 +231,16 @@ def test_plot_retention_draws_one_line_per_group_and_the_papers_marks(outcomes):
     assert list(lines[2].get_ydata()) == pytest.approx([1.0, 0.5, 0.25])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["Raw", "Symbolic", "Frequency"]
     plt.close(fig)
+
+
+def test_stage_drop_shares_count_only_the_passages_a_stage_sees():
+    from littlekit.analysis.validate import stage_drop_shares
+
+    outcomes = pd.DataFrame({
+        "group": ["K-5", "K-5", "K-5", "Beyond K-5", "Beyond K-5"],
+        "exit_index": [0, 2, 1, 1, 0],  # stages a, b: 0 = dropped by a, 1 = by b, 2 = kept
+    })
+    table = stage_drop_shares(outcomes, ["a", "b"], "b")
+    assert table.loc["K-5", ["reaching", "dropped"]].tolist() == [2, 1]
+    assert table.loc["Beyond K-5", ["reaching", "dropped"]].tolist() == [1, 1]
+    assert table.loc["K-5", "drop_share"] == 0.5 and table.loc["Beyond K-5", "ci_high"] == 1.0

@@ -94,6 +94,24 @@ def retention_table(
     return table
 
 
+def stage_drop_shares(
+    outcomes: pd.DataFrame, stages: Sequence[str], stage: str, by: str = "group", confidence: float = 0.95
+) -> pd.DataFrame:
+    """Per group of `by`: the passages that reach `stage` (every earlier stage kept them), how many
+    it drops and that share with its Wilson interval. A stage that removes a smaller share of K-5
+    than of Beyond-K-5 passages among those it sees is doing its job; the reverse costs K-5 text."""
+    position = list(stages).index(stage)
+    reach = outcomes[outcomes["exit_index"] >= position]
+    table = reach.groupby(by, observed=True, sort=True)["exit_index"].agg(
+        reaching="size", dropped=lambda e: int((e == position).sum())
+    )
+    table = table.astype(int)
+    table["drop_share"] = table["dropped"] / table["reaching"]
+    low, high = wilson_interval(table["dropped"].to_numpy(), table["reaching"].to_numpy(), confidence)
+    table["ci_low"], table["ci_high"] = low, high
+    return table
+
+
 def retention_wide(table: pd.DataFrame, by: str = "group", value: str = "share") -> pd.DataFrame:
     """`retention_table` as one row per stage (paper's label) and one column per group."""
     wide = table.pivot(index=["position", "label"], columns=by, values=value)

@@ -505,8 +505,9 @@ def cascade_outcomes(
     stage that dropped it or raised on it; None when kept), `reason`, `kept` (bool) and
     `exit_index` (position in the cascade of the stage it left at; len(stages) when kept), and for
     each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) it gave
-    (NaN where it did not score the passage), and `aoa_p95` (stage 1's 95th-percentile AoA), so a
-    threshold can be swept without re-scoring
+    (NaN where it did not score the passage), `aoa_p95` (stage 1's 95th-percentile AoA) and
+    `frequency_blocked_share` (stage 5's share of blocklisted tokens), so a threshold can be swept
+    without re-scoring
     (`littlekit.fit.operating_point.apply_operating_point`). The report is checked: its counts must
     add up.
     """
@@ -532,6 +533,9 @@ def cascade_outcomes(
     aoa_p95 = [(o.scores.get("aoa") or {}).get("p95_aoa") for o in outcomes]
     if "aoa" in cascade.names and any(p is not None for p in aoa_p95):
         frame["aoa_p95"] = [np.nan if p is None else float(p) for p in aoa_p95]
+    shares = [(o.scores.get("frequency") or {}).get("blocked_share") for o in outcomes]
+    if "frequency" in cascade.names and any(v is not None for v in shares):
+        frame["frequency_blocked_share"] = [np.nan if v is None else float(v) for v in shares]
     for name in cascade.names:
         probs = [(o.scores.get(name) or {}).get("probs") for o in outcomes]
         if any(isinstance(p, dict) and "K5" in p for p in probs):

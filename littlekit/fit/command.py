@@ -136,10 +136,14 @@ def fit_operating_point(fit: Fit, start: recipes.EncoderStart | None = None) -> 
             fit.encoder, samples.train_all, runs.folder(fit.run, "encoder_fit") / "init"
         )
     train_config = recipes.encoder_train_config(fit.encoder, start)
+    report = runs.folder(fit.run, "encoder_fit")
+    loco = recipes.leave_one_corpus_out_cascade(labels, fit.fasttext, fit.encoder, start, train_config)
+    loco.to_parquet(report / "loco_scores.parquet", index=False)
+    fit.say(f"      held each of {loco['corpus'].nunique()} label corpora out of fastText and the encoder")
     points = recipes.tune_encoder_points(
-        pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start
+        pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start, loco=loco
     )
-    recipes.save_encoder_points(points, runs.folder(fit.run, "encoder_fit"))
+    recipes.save_encoder_points(points, report)
     chosen = points.chosen(fit.encoder.operating_rule)
     config_file = chosen.save(fit.artifacts)
     fit.say(f"      {fit.encoder.operating_rule} rule: {chosen.describe()} -> {config_file}")

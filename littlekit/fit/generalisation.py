@@ -371,3 +371,39 @@ def check_display(check: CorpusCheck) -> pd.DataFrame:
         },
         index=table.index,
     )
+
+
+# --- the check as a rule for choosing a point ---------------------------------------------------
+
+
+def loco_holds(
+    scores: pd.DataFrame,
+    corpora: Sequence[str],
+    max_beyond: float = MAX_BEYOND_KEPT,
+    stages: Sequence[str] | None = None,
+):
+    """A test for `littlekit.fit.operating_point.choose_joint(also_meets=...)`: does a candidate
+    point (a sweep row with max_aoa, fasttext_min_k5_prob, encoder_min_k5_prob) keep at most
+    `max_beyond` of the Beyond-K-5 labels of each of `corpora`, each held out of the models that
+    scored it (`scores`: leave-one-corpus-out scores)? Corpora outside `corpora` (e.g. MathCAMPS,
+    whose held-out problems no other corpus teaches the classifiers to grade) are not tested."""
+    beyond = (scores["band"] != "K5").to_numpy()
+    masks = [m for m in ((scores["corpus"] == c).to_numpy() & beyond for c in corpora) if m.any()]
+
+    def holds(row: pd.Series) -> bool:
+        point = {
+            name: None if pd.isna(row[name]) else float(row[name])
+            for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob", "max_aoa")
+        }
+        keep = corpus_keeps(scores, point, stages)
+        return all(keep[mask].mean() <= max_beyond for mask in masks)
+
+    return holds
+
+
+def loco_rule(corpora: Sequence[str], max_beyond: float = MAX_BEYOND_KEPT) -> str:
+    """The words for `loco_holds` in a point's rule."""
+    return (
+        f"with each corpus left out of the models that score it, at most {max_beyond:g} of the Beyond-K-5 "
+        f"labels of {', '.join(corpora)} kept"
+    )

@@ -32,7 +32,7 @@ import math
 import os
 import random
 import tempfile
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from littlekit.filter.cascade import DROPPED
+from littlekit.filter.cascade import DROPPED, KEPT
 from littlekit.filter.filter_config import (
     CLASSIFIER_STAGES,
     OperatingPoint,
@@ -497,11 +497,14 @@ def kind_rates(frame: pd.DataFrame, keep: Sequence[bool], kinds: Sequence[str]) 
     return pd.DataFrame(table).T
 
 
-def best_joint(sweep: pd.DataFrame, allowed: int) -> pd.Series:
+def best_joint(
+    sweep: pd.DataFrame, allowed: int, also_meets: Callable[[pd.Series], bool] | None = None
+) -> pd.Series:
     """The sweep row keeping the most K-5 rows among those keeping at most `allowed` Beyond-K-5 rows
-    (and, when the sweep has `kinds_meet`, meeting the target in every kind); ties: fewer
-    Beyond-K-5 rows, then the earlier row, i.e. the laxer stage-1 and encoder settings. When none
-    meets it, the row keeping the fewest Beyond-K-5 rows."""
+    (and, when the sweep has `kinds_meet`, meeting the target in every kind, and `also_meets(row)`
+    when given); ties: fewer Beyond-K-5 rows, then the earlier row, i.e. the laxer stage-1 and
+    encoder settings. When none meets the target, the row keeping the fewest Beyond-K-5 rows; when
+    rows meet it but none `also_meets`, the best of them (`also_met` False says so)."""
     meets = sweep[sweep["beyond_kept"] <= allowed]
     if "kinds_meet" in sweep.columns:
         meets = meets[meets["kinds_meet"].astype(bool)]
@@ -510,7 +513,12 @@ def best_joint(sweep: pd.DataFrame, allowed: int) -> pd.Series:
     order = meets.assign(_row=np.arange(len(meets))).sort_values(
         ["k5_kept", "beyond_kept", "_row"], ascending=[False, True, True], kind="stable"
     )
-    return order.iloc[0].drop("_row")
+    if also_meets is None:
+        return order.iloc[0].drop("_row")
+    for _, row in order.iterrows():  # best first: usually only a few rows are tried
+        if also_meets(row):
+            return pd.concat([row.drop("_row"), pd.Series({"also_met": True})])
+    return pd.concat([order.iloc[0].drop("_row"), pd.Series({"also_met": False})])
 
 
 @dataclass
@@ -564,6 +572,8 @@ def choose_joint(
     encoder_grid: Sequence[float] = ENCODER_GRID,
     every_kind: bool = False,
     aoa_grid: Sequence[float | None] = (None,),
+    also_meets: Callable[[pd.Series], bool] | None = None,
+    also_rule: str = "",
 ) -> JointTuning:
     """The point for stages (1-)2-3 from out-of-fold scores (`tune_joint`'s `oof`, or any frame with
     band, source, fold, pred, p_k5, enc_pred, enc_p_k5 and, for `aoa_grid`, aoa_p95).
@@ -573,11 +583,14 @@ def choose_joint(
     be at most `target`, so one kind of text (say Gutenberg novels, a small share of the labels)
     cannot leak behind a large kind that does not. `aoa_grid`: stage 1's 95th-percentile AoA
     maxima to try besides the three classifier settings (None = stage 1 as configured).
+    `also_meets`: a further test a candidate row must pass (e.g.
+    `littlekit.fit.generalisation.loco_holds`: the targets on held-out corpora), `also_rule` its words.
     """
     kinds = pool["source"].to_numpy() if every_kind else None
     sweep = joint_sweep(pool, target, confidence, encoder_grid, aoa_grid=aoa_grid, kinds=kinds)
     allowed = max(allowed_beyond(int((pool["band"] != "K5").sum()), target, confidence), 0)
-    best = best_joint(sweep, allowed)
+    best = best_joint(sweep, allowed, also_meets)
+    also_met = bool(best.pop("also_met")) if "also_met" in best.index else None
     ft_min, enc_min, max_aoa = (
         None if pd.isna(best[name]) else float(best[name])
         for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob", "max_aoa")
@@ -594,6 +607,8 @@ def choose_joint(
     rule = _rule(target, confidence, what + ", together")
     if every_kind:
         rule += f", and the out-of-fold Beyond-K-5 keep rate of every label source is at most {target:g}"
+    if also_meets is not None:
+        rule += f", and {also_rule}" + ("" if also_met else " (no candidate met it: the best without it)")
     keep = _keep_of(pool, max_aoa, ft_min, enc_min)
     details = {
         "method": f"source-grouped {n_folds}-fold cross-validation of fastText and the encoder together",
@@ -608,6 +623,8 @@ def choose_joint(
         "oof_chosen": chosen,
         "oof_chosen_by_source": kind_rates(pool, keep, pool["source"]).to_dict(orient="index"),
     }
+    if also_meets is not None:
+        details["also_met"] = also_met
     point = OperatingPoint(
         fasttext_min_k5_prob=ft_min,
         encoder_min_k5_prob=enc_min,
@@ -655,8 +672,9 @@ def apply_operating_point(
     and every later stage scores a document the same whatever came before, so the verdicts equal
     those of the cascade built with the thresholds: a passage now leaves at the first classifier
     stage (before its old exit) whose P(K5) is below its minimum, with reason
-    `<stage>_low_k5_prob`. Returns a copy with `status`, `stage`, `reason`, `kept`, `exit_index`
-    updated.
+    `<stage>_low_k5_prob`. A point's `min_blocked_share` (stage 5, which must be last and have run
+    at the released any-word rule) lets through the passages stage 5 dropped with a smaller share of
+    blocklisted tokens. Returns a copy with `status`, `stage`, `reason`, `kept`, `exit_index` updated.
     """
     thresholds = point.options() if isinstance(point, OperatingPoint) else dict(point)
     max_aoa = point.max_aoa if isinstance(point, OperatingPoint) else thresholds.pop("max_aoa", None)
@@ -680,7 +698,28 @@ def apply_operating_point(
         low = passed & (frame[column].astype(float) < minimum)
         frame.loc[low, ["status", "stage", "reason"]] = [DROPPED, stage, f"{stage}_low_k5_prob"]
         frame.loc[low, "exit_index"] = position
+    if isinstance(point, OperatingPoint):
+        share = point.min_blocked_share
+    else:
+        share = thresholds.pop("min_blocked_share", None)
+    if share is not None and "frequency" in stages:
+        frame = _keep_below_blocked_share(frame, list(stages), share)
     frame["kept"] = frame["exit_index"] >= len(stages)
+    return frame
+
+
+def _keep_below_blocked_share(frame: pd.DataFrame, stages: list[str], share: float) -> pd.DataFrame:
+    """Stage 5 at a minimum blocklisted-token share, from a run at the released any-word rule: a
+    passage that rule dropped with a share below the minimum passes stage 5 instead. Stage 5 must
+    be the last stage (nothing after it scored the passage)."""
+    if stages[-1] != "frequency":
+        raise ValueError("a blocked-token share applies to stored outcomes only with frequency last")
+    if "frequency_blocked_share" not in frame.columns:
+        raise KeyError("outcomes lack frequency_blocked_share: run the cascade with cascade_outcomes")
+    below = frame["frequency_blocked_share"].astype(float) < share
+    passes = frame["reason"].eq("frequency_blocklist") & below
+    frame.loc[passes, ["status", "stage", "reason"]] = [KEPT, None, None]
+    frame.loc[passes, "exit_index"] = len(stages)
     return frame
 
 

@@ -60,6 +60,14 @@ from littlekit.fit.encoder import (
     train_top,
 )
 from littlekit.fit.fasttext import DEFAULT_HYPER, train_fasttext
+from littlekit.fit.generalisation import (
+    add_symbolic_verdicts,
+    corpus_of,
+    leave_one_corpus_out_encoder,
+    leave_one_corpus_out_fasttext,
+    loco_holds,
+    loco_rule,
+)
 from littlekit.fit.labels import (
     DEFAULT_MAX_PER_BAND,
     build_default_labels,
@@ -377,9 +385,12 @@ def tune_encoder_points(
     train_config: EncoderTrainConfig,
     recipe: EncoderRecipe,
     start: EncoderStart,
+    loco: pd.DataFrame | None = None,
 ) -> EncoderPoints:
     """One encoder per fastText fold, then both rules' points (the target and confidence of
-    fastText's point; the every-kind rule also tries stricter stage-1 maxima)."""
+    fastText's point; the every-kind rule also tries stricter stage-1 maxima and, given `loco`
+    (`leave_one_corpus_out_cascade`), must keep at most 3% of the Beyond-K-5 labels of each corpus
+    the point is measured on when that corpus is held out of the models)."""
     joint = tune_joint(
         fasttext_oof,
         labels,
@@ -394,14 +405,35 @@ def tune_encoder_points(
     )
     points = EncoderPoints(joint)
     if "aoa_p95" in joint.oof.columns:
+        also: dict[str, Any] = {}
+        if loco is not None:
+            corpora = sorted({corpus_of(source) for source in joint.oof["source"]})
+            also = {"also_meets": loco_holds(loco, corpora), "also_rule": loco_rule(corpora)}
         points.every_kind = choose_joint(
             joint.oof,
             target=fasttext_point.target,
             confidence=fasttext_point.details.get("confidence"),
             every_kind=True,
             aoa_grid=(None, *AOA_GRID),
+            **also,
         )
     return points
+
+
+def leave_one_corpus_out_cascade(
+    labels: pd.DataFrame,
+    fasttext_recipe: FastTextRecipe,
+    recipe: EncoderRecipe,
+    start: EncoderStart,
+    train_config: EncoderTrainConfig,
+    fasttext_loco: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Every label scored by stages 1-4 with its corpus held out of fastText and the encoder
+    (`littlekit.fit.generalisation`); `fasttext_loco`: stage 2's scores when already computed."""
+    if fasttext_loco is None:
+        fasttext_loco = leave_one_corpus_out_fasttext(labels, fasttext_recipe, first_stage="aoa")
+    scores = leave_one_corpus_out_encoder(fasttext_loco, labels, recipe, start, train_config)
+    return add_symbolic_verdicts(scores, labels)
 
 
 def save_encoder_points(points: EncoderPoints, report_dir: str | os.PathLike) -> None:
