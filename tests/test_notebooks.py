@@ -68,6 +68,11 @@ NOTEBOOKS = [
         "12_mathcamps.ipynb",
         {"run_name": TRAIN_SMOKE_RUN, "per_standard": 1, "n_samples": 2, "max_new_tokens": 6},
     ),
+    (  # no chapter-8 tokenizer in this run: it trains its two BPEs on the curriculum sample
+        "13_curriculum.ipynb",
+        {"per_unit": 20, "distribution_size": 200, "tokenizer_sample": 300, "vocab_size": 300,
+         "throughput_per_unit": 10},
+    ),
 ]
 
 
