@@ -534,7 +534,7 @@ def cascade_outcomes(
     if "aoa" in cascade.names and any(p is not None for p in aoa_p95):
         frame["aoa_p95"] = [np.nan if p is None else float(p) for p in aoa_p95]
     shares = [(o.scores.get("frequency") or {}).get("blocked_share") for o in outcomes]
-    if "frequency" in cascade.names and any(v is not None for v in shares):
+    if "frequency" in cascade.names:  # NaN where stage 5 did not score the passage
         frame["frequency_blocked_share"] = [np.nan if v is None else float(v) for v in shares]
     for name in cascade.names:
         probs = [(o.scores.get(name) or {}).get("probs") for o in outcomes]

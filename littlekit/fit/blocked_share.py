@@ -53,7 +53,7 @@ def reaching_stage5(
         raise KeyError(
             f"{int(missing.sum())} out-of-fold ids have no label text, e.g. {rows['id'][missing].iloc[0]}"
         )
-    passes = [symbolic.decide(symbolic.score(text)).keep for text in rows["text"]]
+    passes = np.array([symbolic.decide(symbolic.score(text)).keep for text in rows["text"]], dtype=bool)
     return rows[passes].reset_index(drop=True)
 
 
@@ -112,7 +112,10 @@ def blocked_share_sweep(
 
 
 def choose_blocked_share(sweep: pd.DataFrame, max_k5_loss: float = MAX_K5_LOSS) -> float | None:
-    """The grid's share by the module's rule (None: the released any-word rule)."""
+    """The grid's share by the module's rule (None: the released any-word rule, also when no
+    training label reaches stage 5, so there is nothing to choose on)."""
+    if sweep.empty or int(sweep["k5_reaching"].iloc[0] + sweep["beyond_reaching"].iloc[0]) == 0:
+        return None
     order = sweep.assign(_row=np.arange(len(sweep)))
     meets = order[order["k5_drop_share"].fillna(0.0) <= max_k5_loss]
     if meets.empty:
