@@ -64,6 +64,12 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "run_curriculum_command",
         "write SymPy-verified K-8 math problems tied to CCSS standards (JSONL), or --list the units",
     ),
+    "eval": (
+        "littlekit.evals.command",
+        "add_eval_parser",
+        "run_eval_command",
+        "evaluate a causal LM: littlekit eval curriculum --model PATH --band K5|BEYOND|all",
+    ),
 }
 
 

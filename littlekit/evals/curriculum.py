@@ -1,0 +1,255 @@
+"""Accuracy of a causal LM on held-out problems of `littlekit.curriculum`, per unit, grade and band.
+
+    from littlekit.evals import curriculum as ce
+    records, excluded = ce.held_out_records(select_units("all"), per_unit=50, seed=0, fmt="reversed",
+                                            training=ce.TrainingSet.read(["mixture.jsonl"]))
+    results = ce.evaluate(records, ce.model_completer(model, tokenizer, "reversed"))
+    ce.accuracy_tables(results)["band"]
+
+**The held-out rule.** A training mixture's problems come from `curriculum.problem_seed(run_seed,
+unit, index)`, a BLAKE2b hash of the text `"<run_seed>/<unit>/<index>"`, which always starts with
+a digit. Evaluation problems come from `held_out_seed(seed, unit, index)`, the same hash of
+`"heldout/<seed>/<unit>/<index>"`: no training hash input can equal an evaluation one, so the two
+seed namespaces are disjoint whatever run seeds a mixture used (up to a 63-bit hash collision).
+Distinct seeds can still draw the same problem (a unit with few distinct problems, "3 + 4"), so
+when training files are given (`TrainingSet.read`, `--exclude`), an evaluation problem is also
+dropped, and the unit's next held-out index drawn instead, when either register's statement of it
+(or its seed) appears in them: the held-out problems are then disjoint from the training texts
+too, not only by seed. A unit whose problems the training files exhaust yields fewer than
+`per_unit` problems, and `excluded` says how many were dropped.
+
+**Prompts match training.** A curriculum training text is `curriculum.formats.render(statement,
+steps, answer, fmt)`; the prompt is that text up to where the answer begins: the statement and
+`Answer:` (plain), `Reversed answer:` (reversed, whose digits the model writes backwards), or
+the statement and a newline (scratchpad, where the model writes the steps and the `Answer:` line
+itself). A completion is read back by the same format (`read_prediction`: reversed digits are
+put back in order with `formats.read_answer`) and graded by `evals.answers.grade`, the
+MathCAMPS grader the curriculum's own audit holds every gold answer to.
+
+Any completion function `complete(prompts, n_samples) -> [[completion, ...], ...]` can be scored:
+`model_completer` wraps `evals.generate.generate` (greedy at temperature 0, else seeded sampling,
+so pass@k from `evals.passk`), and tests pass a constructed oracle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from littlekit.curriculum.formats import ANSWER_PREFIX, FORMATS, REVERSED_PREFIX, read_answer
+from littlekit.curriculum.units import BANDS, Problem, Unit
+from littlekit.evals.answers import grade
+
+HELD_OUT_NAMESPACE = "heldout"
+MAX_DRAWS_PER_PROBLEM = 20  # held-out indices tried per wanted problem before a unit gives up
+DEFAULT_MAX_NEW_TOKENS = {"plain": 24, "reversed": 24, "scratchpad": 320}
+Completer = Callable[[Sequence[str], int], list[list[str]]]
+
+
+def held_out_seed(seed: int, unit_id: str, index: int) -> int:
+    """The seed of held-out problem `index` of `unit_id` for evaluation seed `seed`: the hash of
+    `curriculum.problem_seed`, in the "heldout/" namespace no training seed can come from."""
+    text = f"{HELD_OUT_NAMESPACE}/{seed}/{unit_id}/{index}"
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """What training files hold: statements (and text lines) and curriculum problem seeds."""
+
+    statements: frozenset[str] = frozenset()
+    seeds: frozenset[int] = frozenset()
+
+    @classmethod
+    def read(cls, paths: Iterable[str | os.PathLike]) -> TrainingSet:
+        """JSONL files: each record's `statement`, every line of its `text`, and, for curriculum
+        records (with a `unit`), its `seed`. A pretraining corpus with problems inside its
+        documents counts too, since each problem's statement is a line of the document."""
+        statements: set[str] = set()
+        seeds: set[int] = set()
+        for path in paths:
+            for number, record in enumerate(_jsonl(path), start=1):
+                if not isinstance(record, dict):
+                    raise ValueError(f"{path} line {number}: not a JSON object")
+                if isinstance(record.get("statement"), str):
+                    statements.add(_normal(record["statement"]))
+                if isinstance(record.get("text"), str):
+                    statements.update(_normal(line) for line in record["text"].splitlines() if line.strip())
+                if "unit" in record and isinstance(record.get("seed"), int):
+                    seeds.add(record["seed"])
+        return cls(frozenset(statements), frozenset(seeds))
+
+    def holds(self, problem: Problem, seed: int) -> bool:
+        """Whether the problem (in either register) or its seed is in the training files."""
+        return (
+            seed in self.seeds
+            or _normal(problem.compact) in self.statements
+            or _normal(problem.prose) in self.statements
+        )
+
+
+def _jsonl(path: str | os.PathLike) -> Iterable[Any]:
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path} line {number}: not JSON ({exc.msg})") from None
+
+
+def held_out_records(
+    units: Sequence[Unit],
+    per_unit: int,
+    seed: int = 0,
+    register: str = "compact",
+    fmt: str = "plain",
+    mode: str = "balanced",
+    training: TrainingSet | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """(records, {unit: problems dropped as in the training files}): `per_unit` verified held-out
+    problems of each unit (see the module doc), as curriculum records (ids `<unit>-heldout<seed>-<index>`)."""
+    from littlekit.curriculum.audit import verify_record
+    from littlekit.curriculum.generate import CurriculumError, check_choices, make_problem, to_record
+
+    check_choices(register, fmt, mode)
+    records: list[dict[str, Any]] = []
+    excluded: dict[str, int] = {}
+    for unit in units:
+        found, dropped = 0, 0
+        for index in range(per_unit * MAX_DRAWS_PER_PROBLEM):
+            if found == per_unit:
+                break
+            problem_seed = held_out_seed(seed, unit.id, index)
+            problem = make_problem(unit, problem_seed, mode)
+            if training is not None and training.holds(problem, problem_seed):
+                dropped += 1
+                continue
+            record = to_record(unit, problem, record_id=f"{unit.id}-heldout{seed}-{index:06d}",
+                               seed=problem_seed, register=register, fmt=fmt, mode=mode)  # fmt: skip
+            problems = verify_record(record, unit)
+            if problems:
+                raise CurriculumError(f"record {record['id']} failed verification: {'; '.join(problems)}")
+            records.append(record)
+            found += 1
+        excluded[unit.id] = dropped
+    return records, excluded
+
+
+def prompt(record: dict[str, Any]) -> str:
+    """The record's training text up to where its answer (plain, reversed) or steps (scratchpad)
+    begin, without the space before the answer: a byte-level BPE joins that space to the number."""
+    fmt = record["format"]
+    if fmt == "scratchpad":
+        return f"{record['statement']}\n"
+    prefix = REVERSED_PREFIX if fmt == "reversed" else ANSWER_PREFIX
+    return f"{record['statement']}\n{prefix.rstrip()}"
+
+
+def read_prediction(completion: str, fmt: str) -> str | None:
+    """The answer a completion of `prompt` gives, digits in reading order; None when it gives none
+    (a scratchpad completion without an `Answer:` line, an empty answer)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if fmt == "scratchpad":
+        lines = [line.strip() for line in completion.splitlines()]
+        answers = [line for line in lines if line.startswith(ANSWER_PREFIX.rstrip())]
+        if not answers:
+            return None
+        line = answers[0][len(ANSWER_PREFIX.rstrip()) :].strip()
+    else:
+        line = completion.split("\n", 1)[0].strip()
+    if not line:
+        return None
+    prefix = REVERSED_PREFIX if fmt == "reversed" else ANSWER_PREFIX
+    return read_answer(prefix + line, fmt)
+
+
+def is_correct(completion: str, record: dict[str, Any]) -> bool:
+    """Whether a completion answers the record, read by its format and graded by `answers.grade`."""
+    predicted = read_prediction(completion, record["format"])
+    return predicted is not None and grade(ANSWER_PREFIX + predicted, record["answer"])
+
+
+def model_completer(
+    model: Any,
+    tokenizer: Any,
+    fmt: str,
+    max_new_tokens: int | None = None,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    batch_size: int = 64,
+    seed: int = 0,
+    backend: str = "auto",
+) -> Completer:
+    """complete(prompts, n_samples) with `evals.generate.generate`: plain and reversed answers end
+    at their line's end, a scratchpad at a blank line or EOS (`DEFAULT_MAX_NEW_TOKENS` by format)."""
+    from littlekit.evals.generate import generate
+
+    stop = ("\n\n",) if fmt == "scratchpad" else ("\n",)
+    budget = max_new_tokens or DEFAULT_MAX_NEW_TOKENS[fmt]
+
+    def complete(prompts: Sequence[str], n_samples: int) -> list[list[str]]:
+        return generate(model, tokenizer, prompts, n_samples=n_samples, max_new_tokens=budget,
+                        temperature=temperature, top_p=top_p, batch_size=batch_size, seed=seed,
+                        stop=stop, backend=backend)  # fmt: skip
+
+    return complete
+
+
+RESULT_FIELDS = ("id", "unit", "grade", "band", "register", "format", "seed", "statement", "answer")
+
+
+def evaluate(records: Sequence[dict[str, Any]], complete: Completer, n_samples: int = 1) -> pd.DataFrame:
+    """One row per record: RESULT_FIELDS, the prompt, n (samples), c (correct ones), and each
+    sample's completion and read-back prediction."""
+    if not records:
+        raise ValueError("no problems to evaluate")
+    prompts = [prompt(r) for r in records]
+    completions = complete(prompts, n_samples)
+    if len(completions) != len(records) or any(len(c) != n_samples for c in completions):
+        raise ValueError(f"the completion function must return {n_samples} completion(s) per prompt")
+    rows = []
+    for record, text, samples in zip(records, prompts, completions, strict=True):
+        row = {field: record[field] for field in RESULT_FIELDS}
+        row["prompt"] = text
+        row["n"] = len(samples)
+        row["c"] = sum(is_correct(s, record) for s in samples)
+        row["predictions"] = [read_prediction(s, record["format"]) for s in samples]
+        row["completions"] = list(samples)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def accuracy_tables(results: pd.DataFrame, k: int = 1) -> dict[str, pd.DataFrame]:
+    """{"unit", "grade", "band"}: pass@k (accuracy at k = 1) with its 95% CI and problem count, by
+    `evals.mathcamps.accuracy_by`; units in the order evaluated, grades K..8, bands K5, BEYOND."""
+    from littlekit.evals.mathcamps import accuracy_by
+
+    order = list(dict.fromkeys(results["unit"]))
+    units = accuracy_by(results, ["grade", "band", "unit"], k=k)
+    units = units.assign(at=[order.index(u) for u in units["unit"]]).sort_values("at").drop(columns="at")
+    bands = accuracy_by(results, "band", k=k)
+    bands = bands.assign(at=[BANDS.index(b) for b in bands["band"]]).sort_values("at").drop(columns="at")
+    return {
+        "unit": units.reset_index(drop=True),
+        "grade": accuracy_by(results, ["grade", "band"], k=k),
+        "band": bands.reset_index(drop=True),
+    }
+
+
+def band_lines(results: pd.DataFrame, k: int = 1) -> list[str]:
+    """`accuracy <band> = 0.xxx (n=...)` per band evaluated (pass@k lines when k > 1)."""
+    label = "accuracy" if k == 1 else f"pass@{k}"
+    table = accuracy_tables(results, k)["band"]
+    return [f"{label} {row.band} = {row.pass_at_k:.3f} (n={row.problems})" for row in table.itertuples()]
