@@ -253,3 +253,43 @@ def test_launch_arguments_parse_as_train_arguments():
     assert (config.size, config.seq_len, config.global_batch, config.micro_batch) == ("nano", 256, 32, 4)
     assert (config.max_steps, config.data, config.val_data) == (plan.steps, "/d", "/v")
     assert config.activation_checkpointing and config.parallel == "fsdp" and config.resume == "auto"
+
+
+def test_fused_linear_cross_entropy_matches_logits_then_cross_entropy():
+    import torch.nn.functional as F
+
+    from littlekit.lm.train import linear_cross_entropy
+
+    generator = torch.Generator().manual_seed(0)
+    hidden = torch.randn(3, 50, 16, generator=generator, requires_grad=True)
+    weight = torch.randn(300, 16, generator=generator, requires_grad=True)
+    labels = torch.randint(0, 300, (3, 50), generator=generator)
+    labels[0, :7] = -100  # ignored positions count in neither the loss nor its mean
+    fused = linear_cross_entropy(hidden, weight, labels)
+    fused.backward()
+    grads = hidden.grad.clone(), weight.grad.clone()
+    hidden.grad = weight.grad = None
+    reference = F.cross_entropy((hidden @ weight.T).flatten(0, 1), labels.flatten(), ignore_index=-100)
+    reference.backward()
+    assert torch.allclose(fused, reference, atol=1e-5)
+    assert torch.allclose(grads[0], hidden.grad, atol=1e-5)
+    assert torch.allclose(grads[1], weight.grad, atol=1e-5)
+
+
+def test_stacked_muon_steps_like_torch_muon():
+    from littlekit.lm.optim import StackedMuon
+
+    torch.manual_seed(0)
+    shapes = [(8, 8), (8, 8), (4, 8), (8, 8)]  # three same-shape matrices are stacked, one is not
+    ours = [torch.nn.Parameter(torch.randn(s)) for s in shapes]
+    theirs = [torch.nn.Parameter(p.detach().clone()) for p in ours]
+    opt_ours, opt_theirs = StackedMuon(ours, lr=0.02), torch.optim.Muon(theirs, lr=0.02)
+    for step in range(3):
+        seeds = [torch.Generator().manual_seed(10 * step + i) for i in range(len(shapes))]
+        grads = [torch.randn(s, generator=g) for s, g in zip(shapes, seeds, strict=True)]
+        for p, q, g in zip(ours, theirs, grads, strict=True):
+            p.grad, q.grad = g.clone(), g.clone()
+        opt_ours.step()
+        opt_theirs.step()
+    for p, q in zip(ours, theirs, strict=True):
+        assert torch.allclose(p, q, atol=1e-6)

@@ -7,6 +7,15 @@ look-up table and a readout, not hidden maps; tied in the small sizes, so one te
 1-D RMSNorm weights (and biases, should a config have them). Weight decay is decoupled and
 applies to the Muon matrices only; AdamW's parameters are not decayed.
 
+`StackedMuon` is `torch.optim.Muon` with the same arithmetic done in fewer, larger operations:
+torch's Muon runs the Newton-Schulz iteration one matrix at a time (about 20 small matmuls and
+a dozen Python calls each), which on a nano model costs more in calls than in arithmetic. Here
+the matrices of one shape (a tall one transposed, as Muon orthogonalises it) are stacked and
+orthogonalised together with batched matmuls, and the momentum and parameter updates are
+foreach operations. Its state (`momentum_buffer` per parameter) and hyperparameters are
+Muon's, so checkpoints of either load into the other. AdamW runs with `foreach=True`: the same
+per-element arithmetic as the default one-tensor-at-a-time loop on the CPU, in fewer calls.
+
 The schedule is warmup -> stable -> cool-off (WSD, "warmup-stable-decay"): the learning rate rises
 linearly over the warmup steps, holds, and falls linearly to `min_ratio` of its peak over the
 cool-off steps at the end. Both optimizers follow the same factor of their own peak rate.
@@ -14,6 +23,8 @@ cool-off steps at the end. Both optimizers follow the same factor of their own p
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +51,102 @@ def split_parameters(model: torch.nn.Module) -> dict[str, list[tuple[str, torch.
         hidden_matrix = param.ndim == 2 and id(param) not in tables
         groups[MUON if hidden_matrix else ADAMW].append((name, param))
     return groups
+
+
+def _is_plain(tensor: torch.Tensor) -> bool:
+    """A dense tensor of its own (not an FSDP/DTensor shard, which torch's Muon handles itself)."""
+    return type(tensor) in (torch.Tensor, torch.nn.Parameter)
+
+
+def newton_schulz_stacked(
+    stack: torch.Tensor, coefficients: tuple[float, float, float], steps: int, eps: float
+) -> torch.Tensor:
+    """Muon's quintic Newton-Schulz iteration on a stack (n, rows, cols) of wide matrices at once,
+    in bf16 as `torch.optim._muon._zeropower_via_newtonschulz` does it for one matrix."""
+    a, b, c = coefficients
+    x = stack.bfloat16()
+    x = x / torch.linalg.vector_norm(x, dim=(1, 2), keepdim=True).clamp(min=eps)
+    for _ in range(steps):
+        gram = torch.bmm(x, x.mT)
+        update = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
+        x = torch.baddbmm(x, update, x, beta=a)
+    return x
+
+
+def _shape_groups(params: list[torch.Tensor]) -> dict[tuple[int, int], list[int]]:
+    """Indices of the matrices by the shape Muon orthogonalises them in (tall ones transposed)."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, p in enumerate(params):
+        rows, cols = p.shape
+        groups.setdefault((min(rows, cols), max(rows, cols)), []).append(i)
+    return groups
+
+
+def _adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: Iterable[int]) -> float:
+    """Muon's per-shape learning-rate scale (`torch.optim._muon._adjust_lr`)."""
+    rows, cols = list(shape)[:2]
+    if adjust_lr_fn is None or adjust_lr_fn == "original":
+        return lr * math.sqrt(max(1, rows / cols))
+    if adjust_lr_fn == "match_rms_adamw":
+        return lr * 0.2 * math.sqrt(max(rows, cols))
+    return lr
+
+
+def _foreach(params: list[torch.Tensor]) -> bool | None:
+    """foreach=True for plain tensors; None (torch's choice) for sharded ones."""
+    return True if all(_is_plain(p) for p in params) else None
+
+
+class StackedMuon(torch.optim.Muon):
+    """torch.optim.Muon, with same-shape matrices orthogonalised together (see the module doc).
+
+    Falls back to torch's own step for sharded (DTensor) parameters, which FSDP hands it.
+    """
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        groups = [(g, [p for p in g["params"] if p.grad is not None]) for g in self.param_groups]
+        if not all(_is_plain(p) and _is_plain(p.grad) for _, params in groups for p in params):
+            super().step()
+            return loss
+        for group, params in groups:
+            if params:
+                self._step_group(group, params)
+        return loss
+
+    def _step_group(self, group: dict[str, Any], params: list[torch.Tensor]) -> None:
+        lr, decay = float(group["lr"]), group["weight_decay"]
+        updates = self._momentum_updates(group, params)
+        if decay:
+            torch._foreach_mul_(params, 1 - lr * decay)
+        for (rows, _), indices in _shape_groups(params).items():
+            wide = [updates[i] if updates[i].shape[0] == rows else updates[i].T for i in indices]
+            ortho = newton_schulz_stacked(torch.stack(wide), group["ns_coefficients"], group["ns_steps"],
+                                          group["eps"]).float()  # fmt: skip
+            by_shape: dict[tuple[int, ...], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
+            for i, matrix in zip(indices, ortho.unbind(0), strict=True):
+                targets, steps = by_shape.setdefault(tuple(params[i].shape), ([], []))
+                targets.append(params[i])
+                steps.append(matrix if params[i].shape[0] == rows else matrix.T)
+            for shape, (targets, steps) in by_shape.items():
+                torch._foreach_add_(targets, steps, alpha=-_adjusted_lr(lr, group["adjust_lr_fn"], shape))
+
+    def _momentum_updates(self, group: dict[str, Any], params: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Muon's momentum (buffer lerp, then Nesterov's look-ahead) for every matrix at once."""
+        for p in params:
+            if p.grad.is_sparse or torch.is_complex(p):
+                raise RuntimeError("Muon supports neither sparse gradients nor complex parameters")
+            if "momentum_buffer" not in self.state[p]:
+                self.state[p]["momentum_buffer"] = torch.zeros_like(p.grad)
+        grads = [p.grad for p in params]
+        buffers = [self.state[p]["momentum_buffer"] for p in params]
+        momentum = group["momentum"]
+        torch._foreach_lerp_(buffers, grads, 1 - momentum)
+        return torch._foreach_lerp(grads, buffers, momentum) if group["nesterov"] else buffers
 
 
 class MuonAdamW:
@@ -71,7 +178,7 @@ class MuonAdamW:
         self.optimizers: list[torch.optim.Optimizer] = []
         adamw_groups = []
         if use_muon and hidden:
-            muon = torch.optim.Muon(hidden, lr=muon_lr, weight_decay=weight_decay, momentum=momentum)
+            muon = StackedMuon(hidden, lr=muon_lr, weight_decay=weight_decay, momentum=momentum)
             muon.param_groups[0]["name"] = MUON
             self.optimizers.append(muon)
         elif hidden:
@@ -79,7 +186,10 @@ class MuonAdamW:
         if rest:
             adamw_groups.append({"params": rest, "weight_decay": 0.0, "name": ADAMW})
         if adamw_groups:
-            self.optimizers.append(torch.optim.AdamW(adamw_groups, lr=adamw_lr, betas=betas, eps=eps))
+            foreach = _foreach(rest + hidden)
+            self.optimizers.append(
+                torch.optim.AdamW(adamw_groups, lr=adamw_lr, betas=betas, eps=eps, foreach=foreach)
+            )
         self.peak_lrs = [group["lr"] for group in self.param_groups]
 
     @property

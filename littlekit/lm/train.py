@@ -6,12 +6,14 @@
 
 The loop: each optimizer step takes `global_batch` sequences of `seq_len` tokens from the
 BOS-aligned `shards.BatchLoader` (one source, several weighted ones, or a named mixture such as
-the paper's cool-off mix), split over the processes (`micro_batch` each per forward/backward) and
-gradient accumulation. Loss is the mean next-token cross-entropy over every token of the global
-batch, computed in fp32. Muon updates the 2-D hidden matrices and AdamW the embeddings, norms and
-head (`littlekit.lm.optim`), both under the warmup-stable-cool-off schedule, after clipping the
-global gradient norm. On a GPU the forward runs under bf16 autocast (fp32 weights and optimizer
-state); on the CPU in fp32, seeded and deterministic.
+the paper's cool-off mix), split over the processes (`micro_batch` each per forward/backward)
+and gradient accumulation. Loss is the mean next-token cross-entropy over every token of the
+global batch, computed in fp32 (in one fp32 process the LM head and the loss are fused,
+`linear_cross_entropy`: the same loss without the full logits tensor). Muon updates the 2-D
+hidden matrices and AdamW the embeddings, norms and head (`littlekit.lm.optim`), both under the
+warmup-stable-cool-off schedule, after clipping the global gradient norm. On a GPU the forward
+runs under bf16 autocast (fp32 weights and optimizer state); on the CPU in fp32, seeded and
+deterministic.
 
 Processes: started by torchrun (WORLD_SIZE > 1) the trainer joins the process group (nccl on
 GPUs, gloo on CPUs) unless the caller already did, leaves it up for later calls, and wraps the
@@ -605,6 +607,125 @@ def _loss(forward: torch.nn.Module, input_ids: torch.Tensor, labels: torch.Tenso
     return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten())
 
 
+# --- the fused loss head ---------------------------------------------------------------------------
+
+CHUNK_ELEMENTS = 2**18  # logits per chunk (1 MiB in fp32): a chunk's softmax stays in a CPU core's L2
+
+
+def chunk_rows(vocab_size: int) -> int:
+    """Token rows per chunk of the fused loss: about CHUNK_ELEMENTS logits, 32 to 1,024 rows."""
+    return max(32, min(1024, CHUNK_ELEMENTS // max(vocab_size, 1)))
+
+
+class _LinearCrossEntropy(torch.autograd.Function):
+    """Mean cross-entropy of softmax(hidden @ weight.T) against labels, with its gradients.
+
+    Nothing comes after the loss, so its gradients are known (up to the scalar backward brings)
+    as soon as it is computed: the forward goes through the tokens in chunks and, per chunk,
+    turns the logits into softmax - onehot in place and multiplies them back into d hidden and
+    d weight. No (tokens x vocabulary) tensor exists at once, nor passes through memory three
+    times (log-softmax, its backward, the zero-filled gradient of the gather): on a nano CPU
+    step that traffic was a third of the time.
+    """
+
+    @staticmethod
+    def forward(ctx, hidden, weight, labels, ignore_index):
+        rows = chunk_rows(weight.shape[0])
+        wanted = ctx.needs_input_grad[0] or ctx.needs_input_grad[1]
+        grad_hidden = torch.empty_like(hidden) if wanted else None  # every row is written below
+        grad_weight_t = weight.new_zeros(weight.shape[1], weight.shape[0]) if wanted else None
+        total = torch.zeros((), dtype=torch.float64, device=hidden.device)
+        count = (labels != ignore_index).sum()
+        for start in range(0, hidden.shape[0], rows):
+            part, targets = hidden[start : start + rows], labels[start : start + rows, None]
+            keep = targets != ignore_index
+            targets = targets.clamp(min=0)
+            logits = part @ weight.T
+            probs = torch.softmax(logits, dim=-1)
+            nats = _token_nats(logits, probs, targets)
+            total += torch.where(keep, nats, 0.0).sum()
+            if wanted:
+                probs.scatter_add_(1, targets, torch.full_like(nats, -1.0))
+                if not bool(keep.all()):
+                    probs.mul_(keep)
+                grad_hidden[start : start + rows] = probs @ weight
+                grad_weight_t.addmm_(part.T, probs)
+        scale = 1.0 / count.clamp(min=1).to(hidden.dtype)
+        if wanted:
+            ctx.save_for_backward(grad_hidden.mul_(scale), grad_weight_t.mul_(scale))
+        loss = (total / count).to(hidden.dtype)  # nan without a scored token, as F.cross_entropy
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_hidden, grad_weight_t = ctx.saved_tensors
+        return grad_hidden * grad_output, (grad_weight_t * grad_output).T.contiguous(), None, None
+
+
+def _token_nats(logits: torch.Tensor, probs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """-log p(target) per row; where p underflows (a target scored > ~87 nats below the best),
+    logsumexp - logit instead, so the loss stays finite and exact."""
+    picked = probs.gather(1, targets)
+    nats = -torch.log(picked)
+    tiny = picked < 1e-30
+    if bool(tiny.any()):
+        exact = torch.logsumexp(logits, dim=-1, keepdim=True) - logits.gather(1, targets)
+        nats = torch.where(tiny, exact, nats)
+    return nats
+
+
+def linear_cross_entropy(
+    hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100
+) -> torch.Tensor:
+    """F.cross_entropy(hidden @ weight.T, labels) (mean over labels != ignore_index), fused and
+    chunked: the same loss and gradients (to float rounding) without the full logits tensor."""
+    return _LinearCrossEntropy.apply(hidden.flatten(0, -2), weight, labels.flatten(), ignore_index)
+
+
+def _fusable(raw: torch.nn.Module, world_size: int, precision: str) -> bool:
+    """Whether the training loss may skip the model's LM head for `linear_cross_entropy`: one
+    process (DDP and FSDP hooks expect the whole model's forward), fp32 (autocast would change the
+    head's precision), and a plain bias-free linear head right after the decoder, as Qwen3 has."""
+    from transformers import Qwen3ForCausalLM
+
+    head = raw.get_output_embeddings()
+    return (
+        world_size == 1
+        and precision == "fp32"
+        and isinstance(raw, Qwen3ForCausalLM)
+        and isinstance(head, torch.nn.Linear)
+        and head.bias is None
+    )
+
+
+def make_loss(
+    raw: torch.nn.Module,
+    wrapped: torch.nn.Module | None = None,
+    compile: bool = False,
+    world_size: int = 1,
+    precision: str = "fp32",
+):
+    """loss(input_ids, labels): the mean next-token cross-entropy of a micro batch, as `train`
+    computes it (`wrapped`: the DDP/FSDP module the forward runs through; default `raw`).
+
+    Single-process fp32 runs (the CPU runs of the book) take the decoder's last hidden states and
+    `linear_cross_entropy` with the head's weight; other runs the model's logits and
+    F.cross_entropy in fp32. Both are the same loss; `compile` compiles what runs the decoder
+    (the decoder alone, or the wrapped model).
+    """
+    wrapped = raw if wrapped is None else wrapped
+    if _fusable(raw, world_size, precision):
+        decoder = torch.compile(raw.get_decoder()) if compile else raw.get_decoder()
+        weight = raw.get_output_embeddings().weight
+
+        def fused(input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+            return linear_cross_entropy(decoder(input_ids=input_ids).last_hidden_state, weight, labels)
+
+        return fused
+    forward = torch.compile(wrapped) if compile else wrapped
+    return lambda input_ids, labels: _loss(forward, input_ids, labels)
+
+
 class _Log:
     """metrics.jsonl and the progress bar, on rank 0 only."""
 
@@ -657,7 +778,7 @@ def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
 
     raw = _build_model(config, tokenizer, str(resume) if resume is not None else config.init_from)
     wrapped = _wrap(raw, config, d)
-    forward = torch.compile(wrapped) if config.compile else wrapped
+    loss_of = make_loss(raw, wrapped, config.compile, d.world_size, precision)
     optimizer = build_optimizer(raw, config)
     loader = BatchLoader(sources, config.seq_len, config.micro_batch, config.seed, d.rank, d.world_size)
     tokens_per_step = config.global_batch * config.seq_len
@@ -732,7 +853,7 @@ def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
             input_ids, labels = next(loader)
             input_ids, labels = input_ids.to(d.device), labels.to(d.device)
             with _sync_context(wrapped, config, d, micro == accumulation - 1), _autocast(precision, d.device):
-                loss = _loss(forward, input_ids, labels)
+                loss = loss_of(input_ids, labels)
             (loss / accumulation).backward()
             total += loss.detach()
         grad_norm = None
