@@ -58,9 +58,14 @@ def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
     assert main(argv) == 0
     assert artifact_problems(out, "all") == []
     assert (out / "README.md").is_file() and (out / "filter_config.json").is_file()
-    for name in ("operating_point_pooled.json", "operating_point_every_kind.json", "oof_scores.parquet"):
+    for name in (
+        "operating_point_pooled.json", "operating_point_every_kind.json", "oof_scores.parquet",
+        "loco_scores.parquet",
+    ):
         assert (tmp_path / "run" / "encoder" / name).is_file()
     config = json.loads((out / "filter_config.json").read_text())
+    assert "left out of the models" in config["details"]["rule"]  # the point must hold per held-out corpus
+    assert (tmp_path / "run" / "frequency" / "blocked_share_sweep.csv").is_file()
     assert config["chosen_on"].startswith("out-of-fold fastText and encoder")
     docs = tmp_path / "docs.jsonl"
     docs.write_text(
@@ -68,3 +73,15 @@ def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
     )
     assert main(["filter", "--in", str(docs), "--out", str(tmp_path / "kept.jsonl"), "--stages", "all",
                  "--artifacts", str(out), "--quiet"]) == 0
+
+
+def test_the_corpus_holdout_can_be_left_out_of_the_point(tmp_path):
+    out = tmp_path / "run" / "artifacts"
+    steps = [["fit", step, "--out", str(out), "--max-per-band", "30", "--train-sample-size", "60"]
+             for step in ("labels", "aoa", "fasttext", "encoder")]
+    for argv in steps:
+        assert main(argv) == 0
+    assert main([*steps[-1][:1], "operating-point", *steps[-1][2:], "--no-corpus-holdout"]) == 0
+    config = json.loads((out / "filter_config.json").read_text())
+    assert "left out of the models" not in config["details"]["rule"]
+    assert not (tmp_path / "run" / "encoder" / "loco_scores.parquet").exists()

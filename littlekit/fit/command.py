@@ -57,6 +57,7 @@ class Fit:
     min_count: int = 10
     min_documents: int = DEFAULT_MIN_DOCUMENTS
     alpha: float = 1.0
+    hold_out_corpora: bool = True  # the every-kind point must also hold with each corpus held out
     notes: dict[str, str] = field(default_factory=dict)
     say: Callable[[str], None] = print
 
@@ -137,9 +138,11 @@ def fit_operating_point(fit: Fit, start: recipes.EncoderStart | None = None) -> 
         )
     train_config = recipes.encoder_train_config(fit.encoder, start)
     report = runs.folder(fit.run, "encoder_fit")
-    loco = recipes.leave_one_corpus_out_cascade(labels, fit.fasttext, fit.encoder, start, train_config)
-    loco.to_parquet(report / "loco_scores.parquet", index=False)
-    fit.say(f"      held each of {loco['corpus'].nunique()} label corpora out of fastText and the encoder")
+    loco = None
+    if fit.hold_out_corpora:
+        loco = recipes.leave_one_corpus_out_cascade(labels, fit.fasttext, fit.encoder, start, train_config)
+        loco.to_parquet(report / "loco_scores.parquet", index=False)
+        fit.say(f"      held each of {loco['corpus'].nunique()} label corpora out of both classifiers")
     points = recipes.tune_encoder_points(
         pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start, loco=loco
     )
@@ -246,6 +249,12 @@ def add_fit_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--train-sample-size", type=positive_int, default=recipes.EncoderRecipe.train_sample_size
     )
+    parser.add_argument(
+        "--no-corpus-holdout",
+        action="store_true",
+        help="choose the every-kind point on source-grouped folds only, without requiring it to hold "
+        "with each label corpus held out of both classifiers (faster; keeps more K-5 text)",
+    )
     return parser
 
 
@@ -274,6 +283,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
             encoder_base=args.encoder_base,
             train_sample_size=args.train_sample_size,
         ),
+        hold_out_corpora=not args.no_corpus_holdout,
     )
     steps = STEPS if args.step == "all" else (args.step,)
     print(
