@@ -143,19 +143,23 @@ def generate_unit(
     verify: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """`n` records of one unit for run seed `seed` (ids `<unit>-<seed>-<index>`)."""
-    from littlekit.curriculum.audit import verify_record
-
     check_choices(register, fmt, mode)
     for index in range(n):
         problem_id = problem_seed(seed, unit.id, index)
         problem = make_problem(unit, problem_id, mode)
         record = to_record(unit, problem, record_id=f"{unit.id}-{seed}-{index:06d}", seed=problem_id,
                            register=register, fmt=fmt, mode=mode)  # fmt: skip
-        if verify:
-            problems = verify_record(record, unit)
-            if problems:
-                raise CurriculumError(f"record {record['id']} failed verification: {'; '.join(problems)}")
-        yield record
+        yield check_verified(record, unit) if verify else record
+
+
+def check_verified(record: dict[str, Any], unit: Unit) -> dict[str, Any]:
+    """The record, once `audit.verify_record` finds nothing wrong with it; else CurriculumError."""
+    from littlekit.curriculum.audit import verify_record
+
+    problems = verify_record(record, unit)
+    if problems:
+        raise CurriculumError(f"record {record['id']} failed verification: {'; '.join(problems)}")
+    return record
 
 
 def generate(

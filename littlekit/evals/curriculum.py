@@ -119,8 +119,7 @@ def held_out_records(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(records, {unit: problems dropped as in the training files}): `per_unit` verified held-out
     problems of each unit (see the module doc), as curriculum records (ids `<unit>-heldout<seed>-<index>`)."""
-    from littlekit.curriculum.audit import verify_record
-    from littlekit.curriculum.generate import CurriculumError, check_choices, make_problem, to_record
+    from littlekit.curriculum.generate import check_choices, check_verified, make_problem, to_record
 
     check_choices(register, fmt, mode)
     records: list[dict[str, Any]] = []
@@ -137,10 +136,7 @@ def held_out_records(
                 continue
             record = to_record(unit, problem, record_id=f"{unit.id}-heldout{seed}-{index:06d}",
                                seed=problem_seed, register=register, fmt=fmt, mode=mode)  # fmt: skip
-            problems = verify_record(record, unit)
-            if problems:
-                raise CurriculumError(f"record {record['id']} failed verification: {'; '.join(problems)}")
-            records.append(record)
+            records.append(check_verified(record, unit))
             found += 1
         excluded[unit.id] = dropped
     return records, excluded
