@@ -10,7 +10,7 @@ by name (`path(run, "labels")`), never by a folder name, so the layout is this o
     frequency_fit      frequency/                  stage 5's pools and word table report
     validation         validation/                 the whole cascade on grade-labelled passages
     demo_outcomes      validation/outcomes_demo.parquet   the cascade's verdict per demo document
-    training_corpora   tokenizer/                  the K-5 and unfiltered corpora, the K-5 tokenizer
+    training_corpora   tokenizer/                  K-5 and unfiltered corpora, math exposure, K-5 tokenizer
     nano_models        training/                   the nano LittleLearner / UNFILTERED checkpoints
     ...                                            (and one report folder per other chapter)
 
@@ -74,7 +74,7 @@ PRODUCTS: dict[str, Product] = {
     ),
     "training_corpora": Product(
         "tokenizer",
-        "the K-5 and unfiltered training corpora and the K-5 tokenizer",
+        "the K-5 and unfiltered training corpora, their math exposure and the K-5 tokenizer",
         "the tokenizer chapter",
     ),
     "nano_models": Product(

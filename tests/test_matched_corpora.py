@@ -9,16 +9,23 @@ import pandas as pd
 import pytest
 
 from littlekit import runs
+from littlekit.curriculum.export import write_jsonl
 from littlekit.lm.corpus_select import write_corpus
 from littlekit.lm.matched_corpora import (
+    EXPOSURE_UNITS,
     K5_CORPUS,
+    MATH_FILES,
     TOKENIZER,
     UNFILTERED_CORPUS,
+    exposure_format,
+    exposure_records,
     held_out_mask,
     matched_splits,
+    pair_exposure,
     prepare_matched_shards,
     readable_tokens,
     sample_to_tokens,
+    tokenizer_texts,
     training_corpora_inputs,
 )
 from littlekit.lm.shards import TokenShards
@@ -148,8 +155,67 @@ def test_training_corpora_inputs_reads_what_the_run_holds(tokenizer, tmp_path):
     folder = runs.path(tmp_path, "training_corpora")
     write_corpus(k5, folder / K5_CORPUS)
     write_corpus(unfiltered, folder / UNFILTERED_CORPUS)
+    math = pair_exposure(per_unit=2, fmt="plain")
+    for name, file in MATH_FILES.items():
+        write_jsonl(math[name], folder / file)
     tokenizer.save_pretrained(folder / TOKENIZER)
-    read_k5, read_unfiltered, tokenizer_dir, note = training_corpora_inputs(tmp_path)
-    assert note.startswith("Read the training corpora")
-    assert list(read_k5["id"]) == list(k5["id"]) and len(read_unfiltered) == len(unfiltered)
-    assert tokenizer_dir == folder / TOKENIZER
+    read = training_corpora_inputs(tmp_path)
+    assert read.note.startswith("Read the training corpora")
+    assert list(read.k5["id"]) == list(k5["id"]) and len(read.unfiltered) == len(unfiltered)
+    assert read.tokenizer_dir == folder / TOKENIZER
+    assert read.math == math
+    assert exposure_format(tmp_path) == "plain"
+
+
+def test_exposure_format_says_what_is_missing(tmp_path):
+    with pytest.raises(runs.MissingProduct, match="tokenizer chapter"):
+        exposure_format(tmp_path)
+    folder = runs.path(tmp_path, "training_corpora")
+    folder.mkdir(parents=True)
+    (folder / MATH_FILES["littlelearner"]).write_text("not json\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="k5_math.jsonl line 1"):
+        exposure_format(tmp_path)
+
+
+def test_exposure_is_k5_units_for_littlelearner_and_k8_for_unfiltered():
+    math = pair_exposure(per_unit=3, fmt="scratchpad", seed=1)
+    assert set(EXPOSURE_UNITS) == set(math)
+    assert {r["band"] for r in math["littlelearner"]} == {"K5"}
+    assert {r["band"] for r in math["unfiltered"]} == {"K5", "BEYOND"}
+    k5_ids = {r["id"] for r in math["unfiltered"] if r["band"] == "K5"}
+    assert k5_ids == {r["id"] for r in math["littlelearner"]}  # the same K-5 problems in both
+    per_unit = pd.Series([r["unit"] for r in math["unfiltered"]]).value_counts()
+    assert (per_unit == 3).all()
+    units = [r["unit"] for r in math["littlelearner"]]
+    assert units != sorted(units, key=units.index)  # shuffled together, not unit after unit
+    assert exposure_records("K5", 3, "scratchpad", seed=1) == math["littlelearner"]  # seeded
+    assert exposure_records("K5", 3, "scratchpad", seed=2) != math["littlelearner"]
+
+
+def test_math_shards_and_the_training_mixture(tokenizer, tmp_path):
+    k5, unfiltered = make_corpora()
+    math = {"littlelearner": exposure_records("add_sub_within_10", 20, "plain")}
+    matched = prepare_matched_shards(
+        k5, unfiltered, tokenizer, tmp_path, seq_len=32, held_out_fraction=0.2, math=math
+    )
+    shards = TokenShards(matched.math("littlelearner"))
+    assert len(shards) == 20
+    assert matched.math("unfiltered") is None
+    table = matched.table.set_index(["name", "split"])
+    assert table.loc[("littlelearner", "math"), "tokens"] == shards.n_tokens
+    data = matched.training_data("littlelearner", 0.25)
+    assert data == {str(matched.train("littlelearner")): 0.75, str(matched.math("littlelearner")): 0.25}
+    assert matched.training_data("unfiltered", 0.0) == str(matched.train("unfiltered"))
+    with pytest.raises(ValueError, match="no math exposure"):
+        matched.training_data("unfiltered", 0.25)
+    with pytest.raises(ValueError, match="math_share"):
+        matched.training_data("littlelearner", 1.0)
+    with pytest.raises(ValueError, match="the pair is"):
+        prepare_matched_shards(k5, unfiltered, tokenizer, tmp_path, seq_len=32, math={"other": []})
+
+
+def test_the_tokenizer_is_fitted_on_littlelearners_text_and_math():
+    k5, _ = make_corpora(12)
+    math = exposure_records("add_sub_within_10", 2, "plain")
+    texts = tokenizer_texts(k5, math)
+    assert texts == [*k5["text"], *(r["text"] for r in math)]

@@ -37,12 +37,14 @@ NOTEBOOKS = [
     # document at all, and chapter 8 then falls back to stages 1 and 4 (as it does standalone).
     (
         "08_tokenizer.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "max_documents": 300, "vocab_size": 512, "max_per_band": 20},
+        {"run_name": TRAIN_SMOKE_RUN, "max_documents": 300, "vocab_size": 512, "max_per_band": 20,
+         "math_per_unit": 3},
     ),
     (  # reads chapter 8's corpora and tokenizer of the same run (made with chapter 8's calls when missing)
         "09_training.ipynb",
         {
             "run_name": TRAIN_SMOKE_RUN,
+            "model_size": "nano",
             "max_steps": 4,
             "batch_size": 4,
             "seq_len": 64,
@@ -66,7 +68,8 @@ NOTEBOOKS = [
     ),
     (  # samples chapter 9's two best checkpoints of the same run on one question per standard
         "12_mathcamps.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "per_standard": 1, "n_samples": 2, "max_new_tokens": 6},
+        {"run_name": TRAIN_SMOKE_RUN, "per_standard": 1, "n_samples": 2, "max_new_tokens": 6,
+         "curriculum_per_unit": 1},
     ),
     (  # no chapter-8 tokenizer in this run: it trains its two BPEs on the curriculum sample
         "13_curriculum.ipynb",

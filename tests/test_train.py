@@ -19,6 +19,7 @@ from littlekit.lm.train import (
     config_from_args,
     parse_source,
     train,
+    train_side_by_side,
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
@@ -293,3 +294,17 @@ def test_stacked_muon_steps_like_torch_muon():
         opt_theirs.step()
     for p, q in zip(ours, theirs, strict=True):
         assert torch.allclose(p, q, atol=1e-6)
+
+
+def test_side_by_side_runs_are_the_runs_alone(data, straight, tmp_path):
+    config, alone = straight
+    other = tiny_config(data, tmp_path / "other", seed=1)
+    first, second = train_side_by_side([replace(config, run_dir=str(tmp_path / "same")), other], processes=2)
+    assert first.losses == alone.losses and first.final_loss == alone.final_loss  # the same arithmetic
+    assert second.losses != alone.losses  # another seed is another run
+    assert Path(second.last_checkpoint).is_dir() and first.run_dir == str(tmp_path / "same")
+    threads = torch.get_num_threads()
+    (single,) = train_side_by_side([replace(config, run_dir=str(tmp_path / "single"))], threads=2)
+    assert single.losses == alone.losses and torch.get_num_threads() == threads
+    with pytest.raises(ValueError, match="positive"):
+        train_side_by_side([config], processes=0)

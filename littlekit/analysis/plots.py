@@ -131,3 +131,28 @@ def share_bars(
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     return ax
+
+
+def grade_errorbars(
+    ax: Axes, by_grade: pd.DataFrame, labels: list[str] | tuple[str, ...], colors: dict[str, str]
+) -> list[str]:
+    """One line of percentages with 95% CI whiskers per model across grades K..8 (the paper's
+    Figure 6 layout), a dashed line after grade 5; `by_grade` has model, grade, pass_at_k, low and
+    high (`evals.mathcamps.accuracy_by`). Returns the grades drawn."""
+    from littlekit.curriculum.units import GRADE_ORDER
+
+    present = set(by_grade["grade"].astype(str))
+    grades = [g for g in GRADE_ORDER if g in present]
+    offsets = np.linspace(-0.15, 0.15, len(labels)) if len(labels) > 1 else [0.0]
+    for offset, label in zip(offsets, labels, strict=True):
+        rows = by_grade[by_grade["model"] == label]
+        rows = rows.set_index(rows["grade"].astype(str)).reindex(grades)
+        y = 100 * rows["pass_at_k"]
+        ax.errorbar(np.arange(len(grades)) + offset, y, yerr=[y - 100 * rows["low"], 100 * rows["high"] - y],
+                    fmt="o-", capsize=3, color=colors.get(label), label=label)  # fmt: skip
+    if "5" in grades and grades[-1] != "5":
+        ax.axvline(grades.index("5") + 0.5, color="0.6", ls="--", lw=1)
+    ax.set_xticks(range(len(grades)), grades)
+    ax.set_xlabel("Grade")
+    ax.legend()
+    return grades

@@ -19,16 +19,25 @@ the token budget, and:
   whole documents instead would hand UNFILTERED, whose web pages run to thousands of tokens,
   a pool that is mostly tails the loader never reads.
 
-`prepare_matched_shards` does all of it and writes the four shard directories.
-`training_corpora_inputs` reads a run's training corpora and K-5 tokenizer, or makes them with the
-same calls and defaults when the run has none.
+- **Math exposure we control.** Beside its text, each model sees problems of the verified
+  curriculum (`littlekit.curriculum`): LittleLearner the K-5 units, UNFILTERED the K-8 units
+  (`EXPOSURE_UNITS`), the same number of problems per unit, in one format, shuffled together
+  (`exposure_records`). The problems come from the training seed namespace; the evaluation's
+  held-out problems (`littlekit.evals.curriculum`) come from another, so no evaluation problem
+  is drawn from a training seed. Training reads text and math in fixed proportions
+  (`MatchedShards.training_data`), so both models see the same share of math tokens.
+
+`prepare_matched_shards` does all of it and writes the shard directories.
+`training_corpora_inputs` reads a run's training corpora, math exposure and K-5 tokenizer, or makes
+them with the same calls and defaults when the run has none.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +50,10 @@ from littlekit.lm.shards import write_shards
 
 # the files of the run product `training_corpora`
 K5_CORPUS, UNFILTERED_CORPUS, TOKENIZER = "k5_corpus.jsonl", "unfiltered_corpus.jsonl", "k5_bpe"
+MATH_FILES = {"littlelearner": "k5_math.jsonl", "unfiltered": "k8_math.jsonl"}
 DEFAULT_VOCAB_SIZE, DEFAULT_MIN_FREQUENCY = 4096, 2  # the K-5 BPE's defaults
+EXPOSURE_UNITS = {"littlelearner": "K5", "unfiltered": "all"}  # the curriculum units each model sees
+DEFAULT_PER_UNIT, DEFAULT_FORMAT = 1000, "scratchpad"  # problems per unit, and how they are written
 
 HELD_OUT_FRACTION = 0.1
 SPLITS = ("corpus", "train", "val")  # "corpus": the whole corpus, before holding out and sampling
@@ -106,7 +118,8 @@ def sample_to_tokens(lengths: Sequence[int], budget: int, seed: int = 0) -> np.n
 
 @dataclass
 class MatchedShards:
-    """Shard directories by (name, split) and a table of what went into each."""
+    """Shard directories by (name, split) and a table of what went into each (split "math": the
+    model's curriculum problems, when it has any)."""
 
     dirs: dict[tuple[str, str], Path]
     table: pd.DataFrame  # name, split, documents, tokens, readable_tokens, bytes, share of the corpus
@@ -116,6 +129,46 @@ class MatchedShards:
 
     def val(self, name: str) -> Path:
         return self.dirs[(name, "val")]
+
+    def math(self, name: str) -> Path | None:
+        return self.dirs.get((name, "math"))
+
+    def training_data(self, name: str, math_share: float) -> str | dict[str, float]:
+        """`TrainConfig.data`: the text shards alone, or {text: 1 - math_share, math: math_share}
+        (the share of training rows each source gives)."""
+        if not 0.0 <= math_share < 1.0:
+            raise ValueError(f"math_share must be in [0, 1), got {math_share}")
+        math = self.math(name)
+        if math_share == 0.0:
+            return str(self.train(name))
+        if math is None:
+            raise ValueError(f"math_share={math_share} but {name} has no math exposure shards")
+        return {str(self.train(name)): 1.0 - math_share, str(math): math_share}
+
+
+def exposure_records(
+    units: str, per_unit: int = DEFAULT_PER_UNIT, fmt: str = DEFAULT_FORMAT, seed: int = 0
+) -> list[dict[str, Any]]:
+    """`per_unit` verified curriculum problems of every unit of `units` ("K5", "all", ids), from
+    run seed `seed`, in format `fmt`, shuffled together: the math a model is exposed to."""
+    from littlekit.curriculum.export import mixture
+    from littlekit.curriculum.generate import generate
+    from littlekit.curriculum.units import select_units
+
+    return mixture(generate(select_units(units), per_unit, seed=seed, fmt=fmt), "uniform", seed)
+
+
+def pair_exposure(
+    per_unit: int = DEFAULT_PER_UNIT, fmt: str = DEFAULT_FORMAT, seed: int = 0
+) -> dict[str, list[dict[str, Any]]]:
+    """{model name: its exposure records} by `EXPOSURE_UNITS`."""
+    return {name: exposure_records(units, per_unit, fmt, seed) for name, units in EXPOSURE_UNITS.items()}
+
+
+def tokenizer_texts(k5: pd.DataFrame, k5_math: Sequence[dict[str, Any]]) -> list[str]:
+    """What the K-5 tokenizer is fitted on: LittleLearner's pretraining data, its text then its
+    math (the paper fits one tokenizer on the K-5 corpus and trains both models with it)."""
+    return [*k5["text"].tolist(), *(record["text"] for record in k5_math)]
 
 
 def matched_splits(
@@ -170,9 +223,19 @@ def prepare_matched_shards(
     held_out_fraction: float = HELD_OUT_FRACTION,
     max_val_tokens: int | None = None,
     seed: int = 0,
+    math: Mapping[str, Sequence[dict[str, Any]]] | None = None,
 ) -> MatchedShards:
-    """Writes out_dir/<name>/{train,val}/ shards for both corpora (see `matched_splits`)."""
+    """Writes out_dir/<name>/{train,val}/ shards for both corpora (see `matched_splits`) and, for
+    each name in `math` ({name: curriculum records}), out_dir/<name>/math/ (every record, in order)."""
     splits = matched_splits(k5, unfiltered, tokenizer, seq_len, held_out_fraction, max_val_tokens, seed)
+    for name, records in (math or {}).items():
+        if name not in NAMES:
+            raise ValueError(f"math exposure for {name!r}: the pair is {', '.join(NAMES)}")
+        texts = [record["text"] for record in records]
+        lengths = token_lengths(texts, tokenizer)
+        splits[(name, "math")] = pd.DataFrame(
+            {"text": texts, "n_tokens": lengths, "n_readable": readable_tokens(lengths, seq_len)}
+        )
     dirs, rows = {}, []
     for (name, split), frame in splits.items():
         if frame.empty:
@@ -191,10 +254,38 @@ def prepare_matched_shards(
                 "tokens": int(frame["n_tokens"].sum()),
                 "readable_tokens": int(frame["n_readable"].sum()),
                 "bytes": int(frame["text"].map(lambda t: len(t.encode("utf-8"))).sum()),
-                "share": frame["n_tokens"].sum() / splits[(name, "corpus")]["n_tokens"].sum(),
+                "share": 1.0
+                if split == "math"
+                else frame["n_tokens"].sum() / splits[(name, "corpus")]["n_tokens"].sum(),
             }
         )
     return MatchedShards(dirs, pd.DataFrame(rows))
+
+
+def exposure_format(run: str | os.PathLike) -> str:
+    """The format the run's pair saw its math in (read from LittleLearner's exposure file), so an
+    evaluation prompts the models the way they were trained; MissingProduct when there is none."""
+    path = runs.require(run, "training_corpora") / MATH_FILES["littlelearner"]
+    if not path.exists():
+        raise runs.MissingProduct(f"{path} is missing; {runs.product('training_corpora').made_by} makes it")
+    with path.open(encoding="utf-8") as handle:
+        first = handle.readline()
+    try:
+        return json.loads(first)["format"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ValueError(f"{path} line 1: not a curriculum record with a format") from None
+
+
+@dataclass
+class TrainingCorpora:
+    """The run product `training_corpora`: both text corpora, each model's math exposure, the
+    K-5 tokenizer, and a note saying whether they were read or made."""
+
+    k5: pd.DataFrame
+    unfiltered: pd.DataFrame
+    math: dict[str, list[dict[str, Any]]]  # {model name: curriculum records}
+    tokenizer_dir: Path
+    note: str
 
 
 def training_corpora_inputs(
@@ -202,33 +293,50 @@ def training_corpora_inputs(
     data_root: str | os.PathLike | None = None,
     vocab_size: int = DEFAULT_VOCAB_SIZE,
     min_frequency: int = DEFAULT_MIN_FREQUENCY,
-) -> tuple[pd.DataFrame, pd.DataFrame, Path, str]:
-    """(k5, unfiltered, tokenizer directory, note) from the run product `training_corpora`.
+    per_unit: int = DEFAULT_PER_UNIT,
+    fmt: str = DEFAULT_FORMAT,
+    seed: int = 0,
+) -> TrainingCorpora:
+    """The run product `training_corpora`, read from the run.
 
-    When a file is missing (the training run on its own) all three are made with the same calls
+    When a file is missing (the training run on its own) all of it is made with the same calls
     and defaults: the filter's verdicts on the whole demo corpus (`corpus_select.filter_outcomes`),
     the corpora without the documents sharing text with CommonCoreText-PD validation passages
-    (`training_corpora`), and the K-5 byte-level BPE (`tokenizer.train_tokenizer`); the note says so.
+    (`training_corpora`), the math exposure (`pair_exposure`) and the K-5 byte-level BPE fitted on
+    LittleLearner's text and math (`tokenizer_texts`); the note says so.
     """
+    from littlekit.curriculum.export import read_jsonl, write_jsonl
     from littlekit.databuild import corpora
     from littlekit.lm.corpus_select import filter_outcomes, read_corpus, training_corpora, write_corpus
     from littlekit.lm.tokenizer import train_tokenizer
 
     folder = runs.path(run, "training_corpora")
-    paths = folder / K5_CORPUS, folder / UNFILTERED_CORPUS, folder / TOKENIZER
+    math_paths = {name: folder / file for name, file in MATH_FILES.items()}
+    paths = [folder / K5_CORPUS, folder / UNFILTERED_CORPUS, folder / TOKENIZER, *math_paths.values()]
     missing = [p for p in paths if not p.exists()]
     if not missing:
-        note = f"Read the training corpora and the K-5 tokenizer from {folder}."
-        return read_corpus(paths[0]), read_corpus(paths[1]), paths[2], note
+        return TrainingCorpora(
+            read_corpus(paths[0]),
+            read_corpus(paths[1]),
+            {name: read_jsonl(path) for name, path in math_paths.items()},
+            paths[2],
+            f"Read the training corpora, the math exposure and the K-5 tokenizer from {folder}.",
+        )
     selection = filter_outcomes(corpora.load_demo_corpus(data_root), run)
     held_out = corpora.load_commoncoretext(data_root, split="validation")["text"]
     k5, unfiltered, _ = training_corpora(selection.frame, held_out=held_out)
+    math = pair_exposure(per_unit, fmt, seed)
     write_corpus(k5, paths[0])
     write_corpus(unfiltered, paths[1])
-    train_tokenizer(k5["text"], vocab_size, out_dir=paths[2], min_frequency=min_frequency)
+    for name, path in math_paths.items():
+        write_jsonl(math[name], path, force=True)
+    train_tokenizer(
+        tokenizer_texts(k5, math["littlelearner"]), vocab_size, out_dir=paths[2], min_frequency=min_frequency
+    )
     note = (
         f"{runs.missing_note(run, 'training_corpora', missing=missing)}, so they were made here with "
-        f"the same calls and defaults: {selection.note} The K-5 byte-level BPE was trained with "
+        f"the same calls and defaults: {selection.note} The math exposure holds {per_unit:,} {fmt} "
+        f"problems per unit (seed {seed}). The K-5 byte-level BPE was trained with "
         f"vocab_size={vocab_size:,}, min_frequency={min_frequency}."
     )
-    return read_corpus(paths[0]), read_corpus(paths[1]), paths[2], note
+    return TrainingCorpora(read_corpus(paths[0]), read_corpus(paths[1]), math, paths[2], note)
