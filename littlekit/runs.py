@@ -90,6 +90,14 @@ PRODUCTS: dict[str, Product] = {
     "curriculum": Product(
         "curriculum", "the curriculum's samples, audits and figures", "the curriculum chapter"
     ),
+    "scaling": Product(
+        "scaling", "the pair retrained at other sizes and its curriculum accuracy", "the scaling chapter"
+    ),
+    "tokenizer_ablation": Product(
+        "tokenizer_ablation",
+        "the pair retrained with single-digit tokens",
+        "the single-digit tokenizer chapter",
+    ),
 }
 
 

@@ -1,4 +1,4 @@
-"""Small statistics the book reuses: effect size of a grouping, confidence intervals of a share."""
+"""Small statistics the book reuses: effect size, a share's interval, a paired difference's interval."""
 
 from __future__ import annotations
 
@@ -80,3 +80,21 @@ def share_table(
     low, high = wilson_interval(table[flag].to_numpy(), table["n"].to_numpy(), confidence)
     table["ci_low"], table["ci_high"] = low, high
     return table
+
+
+def paired_difference(
+    before: ArrayLike, after: ArrayLike, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> dict[str, float]:
+    """Mean of `after - before` over paired items (the same problems under two conditions) with a
+    percentile bootstrap interval that resamples items: {"difference", "low", "high", "n"}."""
+    a, b = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
+        raise ValueError(f"need two non-empty 1-D arrays of one length, got {a.shape} and {b.shape}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    diff = b - a
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(n_boot, len(diff)))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return {"difference": float(diff.mean()), "low": float(low), "high": float(high), "n": int(len(diff))}

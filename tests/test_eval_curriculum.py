@@ -222,3 +222,14 @@ def test_usage_errors_are_one_line_before_any_model_loads(model_dir, tmp_path, c
         assert message in err and err.count("\n") == 1, (argv, err)
     assert existing.read_text(encoding="utf-8") == "keep\n"
     assert main(["eval"]) == 2 and "curriculum" in capsys.readouterr().err
+
+
+def test_evaluate_models_stacks_each_model_on_the_same_problems(model_dir):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    records, _ = ce.held_out_records(select_units("add_sub_within_10,negative_results"), 2, fmt="reversed")
+    pair = (AutoModelForCausalLM.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir))
+    stacked = ce.evaluate_models({"a": pair, "b": pair}, records, "reversed", max_new_tokens=4)
+    assert list(stacked["model"]) == ["a"] * 4 + ["b"] * 4
+    alone = ce.evaluate(records, ce.model_completer(*pair, "reversed", max_new_tokens=4))
+    assert list(stacked.loc[stacked["model"] == "b", "completions"]) == list(alone["completions"])

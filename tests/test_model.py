@@ -23,7 +23,7 @@ def _count(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())  # shared (tied) tensors once
 
 
-@pytest.mark.parametrize("size", ["nano", "micro"])
+@pytest.mark.parametrize("size", ["pico", "nano", "micro"])
 @pytest.mark.parametrize("tied", [True, False])
 def test_small_models_count_matches_real_parameters(size, tied):
     config = qwen3_config(size, vocab_size=500, tie_word_embeddings=tied)

@@ -71,6 +71,14 @@ NOTEBOOKS = [
         {"run_name": TRAIN_SMOKE_RUN, "per_standard": 1, "n_samples": 2, "max_new_tokens": 6,
          "curriculum_per_unit": 1},
     ),
+    (  # retrains chapter 9's recipe of the same run at two sizes for a few steps
+        "14_scaling.ipynb",
+        {"run_name": TRAIN_SMOKE_RUN, "sizes": ["pico", "nano"], "max_steps": 2, "per_unit": 1, "n_boot": 50},
+    ),
+    (  # retrains chapter 9's recipe of the same run with the single-digit BPE, and the default at its size
+        "15_single_digit_tokenizer.ipynb",
+        {"run_name": TRAIN_SMOKE_RUN, "max_steps": 2, "per_unit": 1, "n_boot": 50, "max_val_tokens": 2000},
+    ),
     (  # no chapter-8 tokenizer in this run: it trains its two BPEs on the curriculum sample
         "13_curriculum.ipynb",
         {"per_unit": 20, "distribution_size": 200, "tokenizer_sample": 300, "vocab_size": 300,

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from littlekit.stats import eta_squared, wilson_interval
+from littlekit.stats import eta_squared, paired_difference, wilson_interval
 
 
 def test_eta_squared_hand_computed():
@@ -103,3 +103,15 @@ def test_wilson_interval_is_exact_at_none_and_all():
     low_none, _ = wilson_interval(np.zeros_like(n), n)
     _, high_all = wilson_interval(n, n)
     assert (low_none == 0.0).all() and (high_all == 1.0).all()  # not 2.8e-17 or 1 - 1.1e-16
+
+
+def test_paired_difference_centres_on_the_mean_change():
+    before = np.array([0, 0, 1, 1, 0, 1, 0, 0] * 25, dtype=float)
+    after = np.array([1, 0, 1, 1, 1, 1, 0, 1] * 25, dtype=float)
+    result = paired_difference(before, after, n_boot=500, seed=1)
+    assert result["difference"] == pytest.approx(3 / 8) and result["n"] == 200
+    assert 0 < result["low"] < 3 / 8 < result["high"] < 1
+    same = paired_difference(before, before)
+    assert same == {"difference": 0.0, "low": 0.0, "high": 0.0, "n": 200}  # no change, no spread
+    with pytest.raises(ValueError, match="one length"):
+        paired_difference([1, 0], [1])

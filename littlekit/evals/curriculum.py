@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,6 +225,18 @@ def evaluate(records: Sequence[dict[str, Any]], complete: Completer, n_samples: 
         row["completions"] = list(samples)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def evaluate_models(
+    models: Mapping[str, tuple[Any, Any]], records: Sequence[dict[str, Any]], fmt: str, **completer: Any
+) -> pd.DataFrame:
+    """`evaluate` for each {label: (model, tokenizer)} on the same records, greedy unless
+    `completer` (model_completer's keywords) says otherwise; the rows stacked with a `model` column."""
+    parts = [
+        evaluate(records, model_completer(model, tokenizer, fmt, **completer)).assign(model=label)
+        for label, (model, tokenizer) in models.items()
+    ]
+    return pd.concat(parts, ignore_index=True)
 
 
 def accuracy_tables(results: pd.DataFrame, k: int = 1) -> dict[str, pd.DataFrame]:

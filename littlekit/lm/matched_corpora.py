@@ -50,6 +50,7 @@ from littlekit.lm.shards import write_shards
 
 # the files of the run product `training_corpora`
 K5_CORPUS, UNFILTERED_CORPUS, TOKENIZER = "k5_corpus.jsonl", "unfiltered_corpus.jsonl", "k5_bpe"
+SINGLE_DIGIT_TOKENIZER = "k5_bpe_single_digit"  # the same BPE with every digit its own token
 MATH_FILES = {"littlelearner": "k5_math.jsonl", "unfiltered": "k8_math.jsonl"}
 DEFAULT_VOCAB_SIZE, DEFAULT_MIN_FREQUENCY = 4096, 2  # the K-5 BPE's defaults
 EXPOSURE_UNITS = {"littlelearner": "K5", "unfiltered": "all"}  # the curriculum units each model sees

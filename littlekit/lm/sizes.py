@@ -36,6 +36,10 @@ _COMMON: dict[str, Any] = {
 }
 
 QWEN3_SIZES: dict[str, dict[str, Any]] = {
+    "pico": dict(
+        hidden_size=48, intermediate_size=144, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=12, max_position_embeddings=512, tie_word_embeddings=True,
+    ),
     "nano": dict(
         hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=16, max_position_embeddings=512, tie_word_embeddings=True,
@@ -60,6 +64,7 @@ QWEN3_SIZES: dict[str, dict[str, Any]] = {
 
 # Where each size's numbers come from, printed beside the size table.
 SIZE_SOURCES: dict[str, str] = {
+    "pico": "ours (laptop CPU)",
     "nano": "ours (laptop CPU)",
     "micro": "ours (laptop CPU)",
     "0.6B": "name: paper; shape: Qwen3-0.6B's published config",
