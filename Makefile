@@ -28,10 +28,11 @@ lint: $(STAMP)
 # figures) go to book/executed/, which the table of contents publishes; sources stay clean.
 notebooks: $(STAMP)
 	mkdir -p book/executed
-	for nb in $(NOTEBOOKS); do \
-	  echo "== $$nb"; \
+	@start=$$(date +%s); for nb in $(NOTEBOOKS); do \
+	  echo "== $$nb"; t0=$$(date +%s); \
 	  $(BIN)/papermill --cwd notebooks --kernel python3 "$$nb" "book/executed/$$(basename $$nb)" || exit 1; \
-	done
+	  echo "== $$nb: $$(( $$(date +%s) - t0 ))s"; \
+	done; echo "== all notebooks: $$(( $$(date +%s) - start ))s"
 
 book: notebooks
 	$(BIN)/jupyter-book build .

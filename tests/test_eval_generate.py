@@ -11,6 +11,7 @@ from transformers import Qwen3ForCausalLM
 
 from littlekit.evals.generate import (
     cut_at_stop,
+    end_of_line_starting,
     filtered_probs,
     generate,
     prompt_ids,
@@ -121,6 +122,28 @@ def test_stop_strings_cut_the_completion(model, tokenizer):
 def test_cut_at_stop_takes_the_earliest():
     assert cut_at_stop("a b\n\nc Q:", ("Q:", "\n\n")) == "a b"
     assert cut_at_stop("no stop here", ("\n\n",)) == "no stop here"
+
+
+def test_a_stop_line_ends_the_completion_after_that_whole_line():
+    steps = "ones: 6 + 1 = 7\nAnswer: 787\nWhat is 2 + 2?\nAnswer: 4\n"
+    assert cut_at_stop(steps, ("\n\n",), ("Answer:",)) == "ones: 6 + 1 = 7\nAnswer: 787"
+    assert cut_at_stop("Answer: 12\nmore", (), ("Answer:",)) == "Answer: 12"  # a first line counts too
+    assert cut_at_stop("ones: 1\nAnswer: 1", (), ("Answer:",)) == "ones: 1\nAnswer: 1"  # not ended yet
+    assert cut_at_stop("x Answer: 3\n\nnext", ("\n\n",), ("Answer:",)) == "x Answer: 3"  # mid-line: no
+    assert end_of_line_starting("a\nAnswer: 5\n", "Answer:") == 11
+    assert end_of_line_starting("a\nAnswer: 5", "Answer:") == -1
+
+
+def test_generation_stops_at_a_stop_line(model, tokenizer):
+    full = generate(model, tokenizer, PROMPTS, max_new_tokens=16, stop=())
+    lines = [text.split("\n")[0] for (text,) in full if "\n" in text and text.split("\n")[0]]
+    assert lines, "the tiny model should write at least one whole line"
+    prefix = lines[0][:2]
+    cut = generate(model, tokenizer, PROMPTS, max_new_tokens=16, stop=(), stop_lines=(prefix,))
+    for (text,), (short,) in zip(full, cut, strict=True):
+        assert short == cut_at_stop(text, (), (prefix,))
+    with pytest.raises(ValueError, match="stop_lines"):
+        generate(model, tokenizer, PROMPTS, stop_lines=("",))
 
 
 def test_filtered_probs_top_k_and_top_p():

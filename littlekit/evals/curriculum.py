@@ -189,16 +189,18 @@ def model_completer(
     backend: str = "auto",
 ) -> Completer:
     """complete(prompts, n_samples) with `evals.generate.generate`: plain and reversed answers end
-    at their line's end, a scratchpad at a blank line or EOS (`DEFAULT_MAX_NEW_TOKENS` by format)."""
+    at their line's end, a scratchpad once its `Answer:` line has ended, at a blank line or at EOS
+    (`DEFAULT_MAX_NEW_TOKENS` by format)."""
     from littlekit.evals.generate import generate
 
     stop = ("\n\n",) if fmt == "scratchpad" else ("\n",)
+    stop_lines = (ANSWER_PREFIX.rstrip(),) if fmt == "scratchpad" else ()  # only the first is read
     budget = max_new_tokens or DEFAULT_MAX_NEW_TOKENS[fmt]
 
     def complete(prompts: Sequence[str], n_samples: int) -> list[list[str]]:
         return generate(model, tokenizer, prompts, n_samples=n_samples, max_new_tokens=budget,
                         temperature=temperature, top_p=top_p, batch_size=batch_size, seed=seed,
-                        stop=stop, backend=backend)  # fmt: skip
+                        stop=stop, backend=backend, stop_lines=stop_lines)  # fmt: skip
 
     return complete
 

@@ -7,7 +7,9 @@ generator seeded by (seed, prompt index, sample index), so a completion does not
 batch size or on which other prompts share its batch: the same seed gives the same samples, and
 batched generation equals one-by-one generation (up to float rounding from padding).
 Temperature 0 is greedy decoding. A completion is the text after the prompt, cut at the first stop
-string; generation of a row stops at EOS, at a stop string or after `max_new_tokens`.
+string (or, with `stop_lines`, just after the first whole line starting with one of those
+prefixes: a scratchpad is done once its `Answer:` line is); generation of a row stops at EOS,
+there, or after `max_new_tokens`.
 """
 
 from __future__ import annotations
@@ -40,18 +42,21 @@ def generate(
     seed: int = 0,
     stop: Sequence[str] = ("\n\n",),
     backend: str = "auto",
+    stop_lines: Sequence[str] = (),
 ) -> list[list[str]]:
     """One list of `n_samples` completions per prompt (text after the prompt, cut at the first stop
-    string; `stop=()` for none).
+    string, `stop=()` for none, or after the first whole line starting with a `stop_lines` prefix).
 
     backend: "transformers" (batched, CPU or GPU), "vllm" (must be installed; loads the model from
     its `name_or_path`), or "auto" (vLLM when installed and the model is on a CUDA device, else
     transformers).
     """
     _check_arguments(prompts, n_samples, max_new_tokens, temperature, top_p, top_k, batch_size, stop, backend)
+    _check_strings("stop_lines", stop_lines)
     if _use_vllm(model, backend):
         return _generate_vllm(
-            model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, seed, stop
+            model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, seed, stop,
+            stop_lines,
         )
     return _generate_transformers(
         model,
@@ -65,6 +70,7 @@ def generate(
         batch_size,
         seed,
         stop,
+        stop_lines,
     )
 
 
@@ -106,10 +112,14 @@ def _check_arguments(
         raise ValueError(f"top_p must lie in (0, 1], got {top_p!r}")
     if not isinstance(top_k, int) or top_k < 0:
         raise ValueError(f"top_k must be a non-negative integer (0 = no limit), got {top_k!r}")
-    if isinstance(stop, str) or any(not isinstance(s, str) or not s for s in stop):
-        raise ValueError(f"stop must be a sequence of non-empty strings, got {stop!r}")
+    _check_strings("stop", stop)
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+
+def _check_strings(name: str, values: Sequence[str]) -> None:
+    if isinstance(values, str) or any(not isinstance(s, str) or not s for s in values):
+        raise ValueError(f"{name} must be a sequence of non-empty strings, got {values!r}")
 
 
 def _use_vllm(model: Any, backend: str) -> bool:
@@ -132,11 +142,27 @@ def prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
     return ([tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []) + list(ids)
 
 
-def cut_at_stop(text: str, stop: Sequence[str]) -> str:
-    """`text` up to (not including) the earliest occurrence of any stop string."""
+def end_of_line_starting(text: str, prefix: str) -> int:
+    """Where the first whole line of `text` starting with `prefix` ends (the index of its newline),
+    or -1 when no such line has ended yet."""
+    offset = 0
+    for line in text.split("\n")[:-1]:  # the piece after the last newline is not a whole line yet
+        if line.startswith(prefix):
+            return offset + len(line)
+        offset += len(line) + 1
+    return -1
+
+
+def cut_at_stop(text: str, stop: Sequence[str], stop_lines: Sequence[str] = ()) -> str:
+    """`text` up to (not including) the earliest stop string, or up to the end of the first whole
+    line starting with a `stop_lines` prefix, whichever comes first."""
     cut = len(text)
     for s in stop:
         at = text.find(s)
+        if at != -1:
+            cut = min(cut, at)
+    for prefix in stop_lines:
+        at = end_of_line_starting(text, prefix)
         if at != -1:
             cut = min(cut, at)
     return text[:cut]
@@ -181,21 +207,29 @@ def filtered_probs(logits: torch.Tensor, temperature: float, top_p: float, top_k
 
 
 class _StopOnStrings:
-    """Stopping criterion: a row is done once its new text contains a stop string."""
+    """Stopping criterion: a row is done once its new text contains a stop string or a whole line
+    starting with a `stop_lines` prefix."""
 
-    def __init__(self, tokenizer: Any, prompt_length: int, stop: Sequence[str]):
-        self.tokenizer, self.prompt_length, self.stop = tokenizer, prompt_length, list(stop)
+    def __init__(self, tokenizer: Any, prompt_length: int, stop: Sequence[str], stop_lines: Sequence[str]):
+        self.tokenizer, self.prompt_length = tokenizer, prompt_length
+        self.stop, self.stop_lines = list(stop), list(stop_lines)
+
+    def _done(self, text: str) -> bool:
+        if any(s in text for s in self.stop):
+            return True
+        return any(end_of_line_starting(text, prefix) != -1 for prefix in self.stop_lines)
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
         new = input_ids[:, self.prompt_length :].tolist()
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-        done = [any(s in text for s in self.stop) for text in texts]
+        done = [self._done(text) for text in texts]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 
 @torch.no_grad()
 def _generate_transformers(
-    model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, batch_size, seed, stop
+    model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, batch_size, seed, stop,
+    stop_lines=(),
 ) -> list[list[str]]:
     from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -231,11 +265,11 @@ def _generate_transformers(
             attention_mask=attention.to(device),
             generation_config=config,
             logits_processor=processors,
-            stopping_criteria=StoppingCriteriaList([_StopOnStrings(tokenizer, width, stop)]),
+            stopping_criteria=StoppingCriteriaList([_StopOnStrings(tokenizer, width, stop, stop_lines)]),
         )
         texts = tokenizer.batch_decode(generated[:, width:].tolist(), skip_special_tokens=True)
         for (i, j), text in zip(batch, texts, strict=True):
-            out[i][j] = cut_at_stop(text, stop)
+            out[i][j] = cut_at_stop(text, stop, stop_lines)
     return out
 
 
@@ -243,7 +277,7 @@ _VLLM_ENGINES: dict[str, Any] = {}
 
 
 def _generate_vllm(
-    model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, seed, stop
+    model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, seed, stop, stop_lines=()
 ) -> list[list[str]]:
     from vllm import LLM, SamplingParams
 
@@ -263,4 +297,4 @@ def _generate_vllm(
     )
     requests = [{"prompt_token_ids": prompt_ids(tokenizer, p)} for p in prompts]
     results = _VLLM_ENGINES[where].generate(requests, params)
-    return [[cut_at_stop(o.text, stop) for o in result.outputs] for result in results]
+    return [[cut_at_stop(o.text, stop, stop_lines) for o in result.outputs] for result in results]
