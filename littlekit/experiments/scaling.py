@@ -32,10 +32,11 @@ GRADE_GROUPS: dict[str, tuple[str, ...]] = {
     "boundary (6-7)": ("6", "7"),
     "grade 8": ("8",),
 }
-# The paper (Figure 7, Section 4.1): scaling lifts LittleLearner inside K-5, not beyond it.
+# The paper (Figure 17 and its Appendix C.3): size helps LittleLearner inside K-5 and somewhat at the
+# fuzzy boundary (grades 6-7), and shows no effect at grade 8, well beyond K-5.
 PAPER_FINDING = (
-    "larger LittleLearners do better inside K-5 but stay near the floor beyond it; UNFILTERED "
-    "improves with size on both sides"
+    "larger LittleLearners do better inside K-5 and somewhat at the boundary (grades 6-7), but size "
+    "shows no effect at grade 8"
 )
 
 
