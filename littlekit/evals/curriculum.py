@@ -208,12 +208,20 @@ def model_completer(
 RESULT_FIELDS = ("id", "unit", "grade", "band", "register", "format", "seed", "statement", "answer")
 
 
-def evaluate(records: Sequence[dict[str, Any]], complete: Completer, n_samples: int = 1) -> pd.DataFrame:
+def evaluate(
+    records: Sequence[dict[str, Any]],
+    complete: Completer,
+    n_samples: int = 1,
+    prompts: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """One row per record: RESULT_FIELDS, the prompt, n (samples), c (correct ones), and each
-    sample's completion and read-back prediction."""
+    sample's completion and read-back prediction. `prompts` replaces `prompt(record)` (for
+    in-context examples before it), one per record."""
     if not records:
         raise ValueError("no problems to evaluate")
-    prompts = [prompt(r) for r in records]
+    prompts = [prompt(r) for r in records] if prompts is None else list(prompts)
+    if len(prompts) != len(records):
+        raise ValueError(f"{len(prompts)} prompts for {len(records)} records")
     completions = complete(prompts, n_samples)
     if len(completions) != len(records) or any(len(c) != n_samples for c in completions):
         raise ValueError(f"the completion function must return {n_samples} completion(s) per prompt")

@@ -766,37 +766,15 @@ def train(config: TrainConfig) -> TrainResult:
     return _train(config, d, load_tokenizer(config.tokenizer))
 
 
-def _train_with_threads(config: TrainConfig, threads: int) -> TrainResult:
-    torch.set_num_threads(threads)
-    return train(config)
-
-
 def train_side_by_side(configs: list[TrainConfig], processes: int = 2, threads: int = 1) -> list[TrainResult]:
     """Independent single-process runs, `processes` at a time, each in its own process with
-    `threads` CPU threads; results in the order of `configs`.
-
-    On a small CPU machine two one-thread runs side by side finish sooner than the same two runs
-    one after the other on two threads each (a nano model does not keep two threads busy). Each run
-    is exactly what `train(config)` does alone; the processes are started fresh ("spawn"), so
-    this works from a notebook kernel.
-    """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    `threads` CPU threads (`littlekit.processes.side_by_side`); results in the order of `configs`.
+    Each run is exactly what `train(config)` does alone."""
+    from littlekit.processes import side_by_side
 
     for config in configs:
         _check_config(config)
-    if processes < 1 or threads < 1:
-        raise ValueError("processes and threads must be positive")
-    if len(configs) <= 1 or processes == 1:
-        before = torch.get_num_threads()
-        torch.set_num_threads(threads)
-        try:
-            return [train(config) for config in configs]
-        finally:
-            torch.set_num_threads(before)
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(processes, len(configs)), mp_context=context) as pool:
-        return list(pool.map(_train_with_threads, configs, [threads] * len(configs)))
+    return side_by_side(train, configs, processes, threads)
 
 
 def _train(config: TrainConfig, d: _Dist, tokenizer: Any) -> TrainResult:
