@@ -99,9 +99,13 @@ PRODUCTS: dict[str, Product] = {
         "the single-digit tokenizer chapter",
     ),
     "posttraining": Product(
-        "posttraining", "SFT and GRPO checkpoints of the pair, re-bandings, accuracy", "the post-training chapter"
+        "posttraining",
+        "SFT and GRPO checkpoints of the pair, re-bandings, accuracy",
+        "the post-training chapter",
     ),
-    "icl": Product("icl", "accuracy with in-context examples and explanations", "the in-context learning chapter"),
+    "icl": Product(
+        "icl", "accuracy with in-context examples and explanations", "the in-context learning chapter"
+    ),
 }
 
 
