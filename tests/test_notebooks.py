@@ -79,6 +79,16 @@ NOTEBOOKS = [
         "15_single_digit_tokenizer.ipynb",
         {"run_name": TRAIN_SMOKE_RUN, "max_steps": 2, "per_unit": 1, "n_boot": 50, "max_val_tokens": 2000},
     ),
+    (  # SFT and GRPO of chapter 9's pair of the same run, one step each
+        "16_post_training.ipynb",
+        {"run_name": TRAIN_SMOKE_RUN, "sft_steps": 2, "sft_batch": 4, "grpo_segments": 1, "grpo_steps": 1,
+         "grpo_batch": 8, "num_generations": 4, "pool_per_unit": 1, "pool_gsm8k": 2, "gsm8k_sample": 10,
+         "eval_per_unit": 1, "sampled_per_unit": 1, "n_boot": 50},
+    ),
+    (  # every ICL condition on chapter 16's SFT'd pair of the same run
+        "17_in_context_learning.ipynb",
+        {"run_name": TRAIN_SMOKE_RUN, "per_unit": 1, "n_boot": 50},
+    ),
     (  # no chapter-8 tokenizer in this run: it trains its two BPEs on the curriculum sample
         "13_curriculum.ipynb",
         {"per_unit": 20, "distribution_size": 200, "tokenizer_sample": 300, "vocab_size": 300,

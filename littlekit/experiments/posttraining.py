@@ -138,18 +138,17 @@ def gsm8k_records(frame: Any, prefix: str = "gsm8k-train") -> list[dict[str, Any
     return records
 
 
-def gsm8k_kept(records: Sequence[dict[str, Any]], artifacts: str | Path) -> list[bool]:
-    """Whether the filter cascade (every stage, from the artifacts folder) keeps each question."""
+def gsm8k_kept(records: Sequence[dict[str, Any]], run: str | Path) -> tuple[list[bool], str]:
+    """Whether the run's filter keeps each question, and how that was decided
+    (`lm.corpus_select.filter_outcomes`: the five-stage cascade from the run's artifacts, or
+    stages 1 and 4 when they are missing)."""
     import pandas as pd
 
-    from littlekit.filter.artifacts import stage_list, stage_options_from_artifacts
-    from littlekit.filter.cascade import Cascade, cascade_outcomes
-    from littlekit.filter.registry import build_stages
+    from littlekit.lm.corpus_select import filter_outcomes
 
-    stages = build_stages(stage_list("all"), stage_options_from_artifacts(artifacts))
     frame = pd.DataFrame({"id": [r["id"] for r in records], "text": [r["statement"] for r in records]})
-    outcomes, _ = cascade_outcomes(Cascade(stages), frame)
-    return [bool(kept) for kept in outcomes["kept"]]
+    outcomes = filter_outcomes(frame, run)
+    return [bool(kept) for kept in outcomes.frame["kept"]], outcomes.note
 
 
 def curriculum_records(
