@@ -9,7 +9,7 @@ import re
 from fractions import Fraction
 
 import pytest
-from train_data import tiny_qwen3
+from train_data import saved_curriculum_qwen3
 
 from littlekit.cli import main
 from littlekit.curriculum import all_units, generate, problem_seed, select_units
@@ -17,7 +17,6 @@ from littlekit.curriculum.export import write_jsonl
 from littlekit.curriculum.formats import decimal_text, fraction_text, render, reverse_digits
 from littlekit.evals import curriculum as ce
 from littlekit.evals.answers import answer_kind, gold_value, grade
-from littlekit.lm.tokenizer import train_tokenizer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
@@ -158,13 +157,7 @@ def test_a_completer_must_answer_every_prompt(records_by_format):
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     """A random tiny Qwen3 over a BPE trained on curriculum texts, saved as save_pretrained."""
-    texts = [r["text"] for r in generate(all_units(), 4, seed=0, fmt="reversed")]
-    tokenizer = train_tokenizer(texts, vocab_size=400)
-    model = tiny_qwen3(tokenizer, max_positions=256)
-    folder = tmp_path_factory.mktemp("model")
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return saved_curriculum_qwen3(tmp_path_factory.mktemp("model"), "reversed")
 
 
 def test_the_command_prints_band_lines_tables_and_writes_records(model_dir, tmp_path, capsys):

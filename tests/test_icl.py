@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from train_data import tiny_qwen3
+from train_data import saved_curriculum_qwen3
 
-from littlekit.curriculum import all_units, generate, select_units
+from littlekit.curriculum import select_units
 from littlekit.curriculum.formats import render
 from littlekit.curriculum.units import UNITS
 from littlekit.evals import curriculum as ce
 from littlekit.experiments import icl
-from littlekit.lm.tokenizer import train_tokenizer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
@@ -80,10 +79,7 @@ def test_evaluate_rejects_prompts_that_do_not_match_the_records(records):
 
 @pytest.mark.slow
 def test_run_icl_scores_every_condition_on_the_same_problems(tmp_path):
-    texts = [r["text"] for r in generate(all_units(), 4, seed=0, fmt="scratchpad")]
-    tokenizer = train_tokenizer(texts, vocab_size=400)
-    tiny_qwen3(tokenizer, max_positions=1024).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+    saved_curriculum_qwen3(tmp_path, "scratchpad", max_positions=1024)
     records = ce.held_out_records(select_units("all")[:2], per_unit=1, seed=0, fmt="scratchpad")[0]
     rows = icl.run_icl(icl.IclJob("tiny", str(tmp_path), tuple(records)))
     assert len(rows) == len(records) * len(icl.CONDITIONS)

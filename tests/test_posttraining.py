@@ -9,13 +9,12 @@ import os
 
 import pandas as pd
 import pytest
-from train_data import tiny_qwen3
+from train_data import saved_curriculum_qwen3
 
-from littlekit.curriculum import all_units, generate, select_units
+from littlekit.curriculum import generate, select_units
 from littlekit.curriculum.formats import render
 from littlekit.evals import curriculum as ce
 from littlekit.experiments import posttraining as pt
-from littlekit.lm.tokenizer import train_tokenizer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
@@ -143,13 +142,7 @@ def test_the_paper_runs_pair_models_with_their_data():
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    texts = [r["text"] for r in generate(all_units(), 4, seed=0, fmt="scratchpad")]
-    tokenizer = train_tokenizer(texts, vocab_size=400)
-    model = tiny_qwen3(tokenizer, max_positions=256)
-    folder = tmp_path_factory.mktemp("base")
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return saved_curriculum_qwen3(tmp_path_factory.mktemp("base"), "scratchpad")
 
 
 SMOKE = pt.PostTrainingConfig(

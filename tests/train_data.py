@@ -85,3 +85,15 @@ def nano_lm(texts: list[str], vocab_size: int, seed: int = 0):
     )
     torch.manual_seed(seed)
     return build_model(config).eval(), tokenizer
+
+
+def saved_curriculum_qwen3(folder: Path, fmt: str, max_positions: int = 256) -> Path:
+    """A random tiny Qwen3 over a BPE trained on curriculum texts in `fmt`, saved with its tokenizer
+    (save_pretrained) in `folder`: a model directory any loader of a path or Hub id takes."""
+    from littlekit.curriculum import all_units, generate
+
+    texts = [r["text"] for r in generate(all_units(), 4, seed=0, fmt=fmt)]
+    tokenizer = train_tokenizer(texts, vocab_size=400)
+    tiny_qwen3(tokenizer, max_positions=max_positions).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return Path(folder)
