@@ -138,7 +138,9 @@ def run_icl(job: IclJob) -> pd.DataFrame:
     prompt's length in tokens and the completion's in characters."""
     from littlekit.evals.curriculum import evaluate, model_completer
     from littlekit.evals.models import load_causal_lm
+    from littlekit.experiments.posttraining import quiet_trainers
 
+    quiet_trainers()
     model, tokenizer = load_causal_lm(job.path)
     complete = model_completer(model, tokenizer, "scratchpad")
     parts = []

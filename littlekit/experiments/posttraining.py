@@ -290,8 +290,13 @@ def run_sft(
         disable_tqdm=True,
     )
     tokenizer = AutoTokenizer.from_pretrained(base)
-    trainer = SFTTrainer(
-        model=str(base), args=args, train_dataset=Dataset.from_list(list(rows)), processing_class=tokenizer
+    trainer = _trainer_quietly(
+        SFTTrainer(
+            model=str(base),
+            args=args,
+            train_dataset=Dataset.from_list(list(rows)),
+            processing_class=tokenizer,
+        )
     )
     trainer.train()
     trainer.save_model(str(out))
@@ -334,12 +339,14 @@ def run_grpo_segment(
         disable_tqdm=True,
     )
     tokenizer = AutoTokenizer.from_pretrained(start)
-    trainer = GRPOTrainer(
-        model=str(start),
-        reward_funcs=CurriculumReward(),
-        args=args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
+    trainer = _trainer_quietly(
+        GRPOTrainer(
+            model=str(start),
+            reward_funcs=CurriculumReward(),
+            args=args,
+            train_dataset=Dataset.from_list(rows),
+            processing_class=tokenizer,
+        )
     )
     trainer.train()
     trainer.save_model(str(out))
@@ -461,8 +468,32 @@ def evaluate_checkpoint(path: str | Path, evaluation: Evaluation) -> dict[str, A
     return out
 
 
+def quiet_trainers() -> None:
+    """No per-step log lines, progress bars or deprecation warnings from TRL, transformers and
+    datasets: a job's log is its log.json, and a notebook shows what its cells print."""
+    import warnings
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=UserWarning, module="trl")
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+
+
+def _trainer_quietly(trainer: Any) -> Any:
+    from transformers import PrinterCallback, ProgressCallback
+
+    for callback in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(callback)
+    return trainer
+
+
 def run_job(job: SftJob | GrpoJob | EvalJob) -> dict[str, Any]:
     """One job (what `side_by_side` hands each process): SFT, GRPO then evaluation, or evaluation."""
+    quiet_trainers()
     if isinstance(job, SftJob):
         return {"sft": str(run_sft(job.base, job.rows, job.out, job.config))}
     if isinstance(job, EvalJob):
@@ -549,7 +580,13 @@ def grpo_jobs(
 ) -> list[GrpoJob]:
     """One GRPO job per run, from <out>/<model>/sft (what `sft_jobs` writes), to <out>/<run>/grpo."""
     return [
-        GrpoJob(run, str(Path(out) / run.model / "sft"), str(Path(out) / run.name / "grpo"),
-                tuple(grpo_pool(run, gsm8k, kept, config)), evaluation, config)  # fmt: skip
+        GrpoJob(
+            run,
+            str(Path(out) / run.model / "sft"),
+            str(Path(out) / run.name / "grpo"),
+            tuple(grpo_pool(run, gsm8k, kept, config)),
+            evaluation,
+            config,
+        )  # fmt: skip
         for run in runs
     ]
