@@ -103,6 +103,11 @@ PRODUCTS: dict[str, Product] = {
         "SFT and GRPO checkpoints of the pair, re-bandings, accuracy",
         "the post-training chapter",
     ),
+    "boundary": Product(
+        "boundary",
+        "capability-boundary selection rounds, checkpoints and accuracy",
+        "the BoundaryEvo chapter",
+    ),
     "icl": Product(
         "icl", "accuracy with in-context examples and explanations", "the in-context learning chapter"
     ),

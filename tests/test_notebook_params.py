@@ -97,3 +97,11 @@ def test_check_stores_normalised_values_and_names_unknown_parameters():
         p.check(namespace, missing=p.check_int)
     with pytest.raises(p.ParameterError, match="parameter flag must be one of"):
         p.check({"flag": "yes"}, flag=p.boolean)
+
+
+def test_subset_of_takes_distinct_known_values_and_names_the_parameter():
+    methods = p.subset_of("boundary", "random", "error")
+    assert methods("methods", ("random", "boundary")) == ["random", "boundary"]
+    for bad in ([], ["boundary", "boundary"], ["greedy"], "boundary"):
+        with pytest.raises(p.ParameterError, match="parameter methods must be a non-empty list"):
+            methods("methods", bad)

@@ -89,6 +89,11 @@ NOTEBOOKS = [
         "17_in_context_learning.ipynb",
         {"run_name": TRAIN_SMOKE_RUN, "per_unit": 1, "n_boot": 50},
     ),
+    (  # BoundaryEvo on chapter 9's pair with chapter 16's expert of the same run, one round
+        "18_boundary_evo.ipynb",
+        {"run_name": TRAIN_SMOKE_RUN, "k0": 4, "pool": 6, "budget": 3, "rounds": 1, "samples": 2, "epochs": 1,
+         "eval_per_unit": 1, "n_boot": 50, "methods": ["boundary", "random"]},
+    ),
     (  # no chapter-8 tokenizer in this run: it trains its two BPEs on the curriculum sample
         "13_curriculum.ipynb",
         {"per_unit": 20, "distribution_size": 200, "tokenizer_sample": 300, "vocab_size": 300,

@@ -181,6 +181,20 @@ def text(expected: str = "a non-empty string") -> Checker:
     return checker
 
 
+def subset_of(*choices: Any) -> Checker:
+    """A non-empty list of distinct values, each one of `choices`."""
+    expected = f"a non-empty list of distinct values from {', '.join(map(repr, choices))}"
+
+    def checker(name: str, value: Any) -> list:
+        if not isinstance(value, (list, tuple)) or not value or len(set(value)) != len(value):
+            raise _fail(name, expected, value)
+        if any(item not in choices for item in value):
+            raise _fail(name, expected, value)
+        return list(value)
+
+    return checker
+
+
 def passes(function: Callable[[Any], Any], expected: str) -> Checker:
     """A value `function` accepts (it raises ValueError or TypeError otherwise); the value itself is
     kept, not what `function` returns. E.g. `passes(launch.parse_count, "a count like 80B")`."""

@@ -34,6 +34,7 @@ from typing import Any
 from littlekit.experiments import posttraining as pt
 
 METHODS = ("boundary", "random", "error")
+PRIMING_SEED, POOL_SEED = 4, 5  # run seeds apart from pretraining (0), SFT (1), GRPO (2) and ICL shots (3)
 TEACHER_EXPERT = "teacher"
 TEACHER_REGISTERS = ("compact", "prose")
 PAPER_FINDING = (
