@@ -238,6 +238,11 @@ class EvolveJob:
     expert_scores: tuple[float, ...]
     evaluation: tuple[dict[str, Any], ...] = ()
     config: BoundaryConfig = field(default_factory=BoundaryConfig)
+    name: str = ""  # how results name this run (default: the method), e.g. "boundary, teacher expert"
+
+    @property
+    def label(self) -> str:
+        return self.name or self.method
 
 
 def sft_config(config: BoundaryConfig, n_rows: int) -> pt.PostTrainingConfig:
@@ -306,7 +311,7 @@ def evolve(job: EvolveJob, teacher: Teacher = curriculum_teacher) -> dict[str, A
         previous = set(chosen)
     summary = {
         "student": job.student,
-        "method": job.method,
+        "method": job.label,
         "primed": job.primed,
         "final": current,
         "rounds": rounds,
@@ -317,7 +322,7 @@ def evolve(job: EvolveJob, teacher: Teacher = curriculum_teacher) -> dict[str, A
     frame = pd.concat(results, ignore_index=True) if results else pd.DataFrame()
     return {
         **summary,
-        "results": frame.assign(student=job.student, method=job.method) if len(frame) else frame,
+        "results": frame.assign(student=job.student, method=job.label) if len(frame) else frame,
     }
 
 
