@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export MPLBACKEND := Agg
 
-.PHONY: test book notebooks lint data bench clean
+.PHONY: test book notebooks lint data bench clean check-book chromium
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,11 +18,24 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-test: $(STAMP)
+# Debian's chromium for the browser checks (never a browser download); best effort here, and the
+# browser tests say so when it is still missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || (apt-get install -y -q chromium >/dev/null 2>&1 || \
+	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
+	  echo "chromium could not be installed; the browser checks will not run"
+
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check littlekit tests benchmarks
+	$(BIN)/ruff check littlekit tests benchmarks book
+
+# Every page of the built book in headless Chromium: JavaScript errors, images, internal links,
+# search, code lines cut off; a screenshot per page in _build/check/.
+check-book: $(STAMP) chromium
+	test -f _build/html/index.html || (echo "no built book: run make book first" && exit 1)
+	$(BIN)/python book/tools/check_book.py --html _build/html --out _build/check
 
 # Execute every notebook in order on the embedded default. The executed copies (outputs,
 # figures) go to book/executed/, which the table of contents publishes; sources stay clean.

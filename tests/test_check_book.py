@@ -1,0 +1,125 @@
+"""`make check-book` (book/tools/check_book.py) in real headless Chromium on a small Jupyter Book
+built here with the book's own Sphinx settings: a clean build passes, and each kind of fault is
+found and named."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from littlekit.config import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "book" / "tools"))
+import check_book  # noqa: E402
+
+CHROMIUM = check_book.find_chromium()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (make test installs it)"),
+]
+
+CONFIG = f"""title: "Tiny"
+only_build_toc_files: true
+execute:
+  execute_notebooks: "off"
+sphinx:
+  local_extensions:
+    single_scripts: {REPO_ROOT / "book" / "_ext"}
+  config:
+    html_context:
+      default_mode: light
+"""
+TOC = "format: jb-book\nroot: intro\nchapters:\n  - file: chapter\n"
+INTRO = (
+    "# Tiny book\n\nAn introduction to the curriculum. See [the chapter](chapter.md).\n\n![a dot](dot.png)\n"
+)
+LONG = "x = '" + "a long line " * 30 + "'"
+CHAPTER = f"# A chapter on fractions\n\n```python\n{LONG}\n```\n\nBack to [the start](intro.md).\n"
+
+
+def one_pixel_png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("tinybook")
+    for name, text in {
+        "_config.yml": CONFIG,
+        "_toc.yml": TOC,
+        "intro.md": INTRO,
+        "chapter.md": CHAPTER,
+    }.items():
+        (root / name).write_text(text)
+    (root / "dot.png").write_bytes(one_pixel_png())
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    subprocess.run([str(jupyter_book), "build", str(root)], check=True, capture_output=True)
+    return root / "_build" / "html"
+
+
+def copy_of(built: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "html"
+    shutil.copytree(built, target)
+    return target
+
+
+def test_a_clean_build_passes_and_is_photographed(built, tmp_path):
+    report = check_book.check(built, tmp_path / "shots", "curriculum", CHROMIUM)
+    assert report.problems == []
+    assert (report.pages, report.images) == (2, 1) and report.links > 0 and report.search_hits >= 1
+    assert sorted(p.name for p in (tmp_path / "shots").iterdir()) == [
+        "chapter.png",
+        "intro.png",
+        "search.png",
+    ]
+    assert (tmp_path / "shots" / "intro.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_missing_image_and_link_are_named(built, tmp_path):
+    html = copy_of(built, tmp_path)
+    next((html / "_images").glob("dot*.png")).unlink()
+    page = html / "chapter.html"
+    page.write_text(page.read_text().replace('href="intro.html"', 'href="nowhere.html"', 1))
+    problems = check_book.check(html, tmp_path / "shots", "curriculum", CHROMIUM).problems
+    assert any("intro.html: image _images/dot" in p and "does not resolve" in p for p in problems)
+    assert any("intro.html: image did not load" in p for p in problems)
+    assert any("chapter.html: link nowhere.html does not resolve" in p for p in problems)
+
+
+def test_a_javascript_error_and_a_cut_off_code_line_are_found(built, tmp_path):
+    html = copy_of(built, tmp_path)
+    page = html / "intro.html"
+    cut = '<pre style="overflow:hidden;white-space:pre;width:200px">' + "cut " * 200 + "</pre>"
+    page.write_text(
+        page.read_text().replace("</body>", f'<script>throw new Error("boom")</script>{cut}</body>')
+    )
+    problems = check_book.check(html, tmp_path / "shots", "curriculum", CHROMIUM).problems
+    assert any(p.startswith("intro.html: JavaScript error") and "boom" in p for p in problems)
+    assert any(p.startswith("intro.html: code line cut off: 'cut cut") for p in problems)
+    assert not any(p.startswith("chapter.html") for p in problems)  # its long line scrolls
+
+
+def test_a_search_that_finds_nothing_fails(built, tmp_path):
+    report = check_book.check(built, tmp_path / "shots", "zyzzyvaquux", CHROMIUM)
+    assert report.search_hits == 0 and report.problems == ["searching for 'zyzzyvaquux' finds no page"]
+    assert report.lines("zyzzyvaquux")[-1] == "book check FAILED: 1 problem(s)"
