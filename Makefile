@@ -37,15 +37,13 @@ check-book: $(STAMP) chromium
 	test -f _build/html/index.html || (echo "no built book: run make book first" && exit 1)
 	$(BIN)/python book/tools/check_book.py --html _build/html --out _build/check
 
-# Execute every notebook in order on the embedded default. The executed copies (outputs,
-# figures) go to book/executed/, which the table of contents publishes; sources stay clean.
+# Execute the notebooks in order on the embedded default, each only when its inputs changed (its
+# file, littlekit, data/, pyproject.toml, the chapters it reads): an unchanged book re-executes
+# nothing; FORCE=1 executes all. The executed copies (outputs, figures) go to book/executed/,
+# which the table of contents publishes; sources stay clean. Each chapter's time is printed.
 notebooks: $(STAMP)
 	mkdir -p book/executed
-	@start=$$(date +%s); for nb in $(NOTEBOOKS); do \
-	  echo "== $$nb"; t0=$$(date +%s); \
-	  $(BIN)/papermill --cwd notebooks --kernel python3 "$$nb" "book/executed/$$(basename $$nb)" || exit 1; \
-	  echo "== $$nb: $$(( $$(date +%s) - t0 ))s"; \
-	done; echo "== all notebooks: $$(( $$(date +%s) - start ))s"
+	$(BIN)/python book/tools/run_notebooks.py $(if $(FORCE),--force,)
 
 book: notebooks
 	$(BIN)/jupyter-book build .
@@ -60,4 +58,4 @@ bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf _build runs
+	rm -rf _build runs book/executed/.keys

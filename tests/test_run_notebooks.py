@@ -1,0 +1,109 @@
+"""Incremental book builds (book/tools/run_notebooks.py): keys over a notebook's inputs and its
+upstream chapters, what is stale, and real papermill runs of small notebooks that show an
+unchanged set re-executes nothing and a touched notebook re-executes with its dependants only."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import nbformat
+import pytest
+
+from littlekit.config import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "book" / "tools"))
+import run_notebooks as rn  # noqa: E402
+
+CHAIN = {"01": (), "02": ("01",), "03": ()}
+
+
+def write_notebook(path, text: str) -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"print({text!r})")])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def notebooks(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for name in ("01_first", "02_second", "03_apart"):
+        write_notebook(folder / f"{name}.ipynb", name)
+    return folder
+
+
+def test_keys_follow_the_notebook_the_shared_inputs_and_upstream(notebooks):
+    paths = sorted(notebooks.glob("*.ipynb"))
+    base = rn.keys(paths, "shared", upstream=CHAIN)
+    assert len(set(base.values())) == 3
+    assert rn.keys(paths, "shared", upstream=CHAIN) == base  # deterministic
+    write_notebook(paths[0], "first, edited")
+    edited = rn.keys(paths, "shared", upstream=CHAIN)
+    assert [edited[p.name] != base[p.name] for p in paths] == [True, True, False]  # 02 reads 01's products
+    other = rn.keys(paths, "other code", upstream=CHAIN)
+    assert all(other[p.name] != edited[p.name] for p in paths)  # the package or data changed
+    assert rn.keys(paths, "shared", "-p x 1", CHAIN) != edited  # parameters
+
+
+def test_a_notebook_without_an_upstream_entry_is_refused(notebooks):
+    with pytest.raises(KeyError, match="03_apart.ipynb: no entry in UPSTREAM"):
+        rn.keys(sorted(notebooks.glob("*.ipynb")), "shared", upstream={"01": (), "02": ("01",)})
+    with pytest.raises(KeyError, match="upstream chapter"):
+        rn.keys(sorted(notebooks.glob("*.ipynb")), "shared", upstream={**CHAIN, "03": ("07",)})
+
+
+def test_stale_are_those_without_a_matching_kept_key_or_executed_copy(notebooks, tmp_path):
+    paths = sorted(notebooks.glob("*.ipynb"))
+    wanted = rn.keys(paths, "shared", upstream=CHAIN)
+    executed = tmp_path / "executed"
+    (executed / ".keys").mkdir(parents=True)
+    assert rn.stale(paths, executed, wanted) == paths
+    for p in paths:
+        (executed / p.name).write_text("{}")
+        (executed / ".keys" / f"{p.name}.sha256").write_text(wanted[p.name] + "\n")
+    assert rn.stale(paths, executed, wanted) == []
+    assert rn.stale(paths, executed, wanted, force=True) == paths
+    (executed / paths[2].name).unlink()
+    assert rn.stale(paths, executed, wanted) == [paths[2]]
+
+
+@pytest.mark.slow
+def test_a_second_run_executes_nothing_and_a_touch_reruns_the_notebook_and_its_dependants(
+    notebooks, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(rn, "UPSTREAM", CHAIN)
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    executed = tmp_path / "executed"
+    arguments = ["--notebooks", str(notebooks), "--executed", str(executed)]
+    assert rn.main(arguments) == 0
+    assert "(3 executed)" in capsys.readouterr().out
+    assert rn.main(arguments) == 0
+    second = capsys.readouterr().out
+    assert second.count(": unchanged") == 3 and "(0 executed)" in second
+    write_notebook(notebooks / "01_first.ipynb", "first, touched")
+    assert rn.main(arguments) == 0
+    third = capsys.readouterr().out
+    assert "01_first.ipynb: unchanged" not in third and "02_second.ipynb: unchanged" not in third
+    assert "03_apart.ipynb: unchanged" in third and "(2 executed)" in third
+    assert rn.main([*arguments, "--force"]) == 0
+    assert "(3 executed)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_failing_notebook_keeps_no_key_and_stops_the_run(notebooks, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(rn, "UPSTREAM", CHAIN)
+    broken = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("raise RuntimeError('no')")])
+    broken.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nbformat.write(broken, notebooks / "02_second.ipynb")
+    executed = tmp_path / "executed"
+    assert rn.main(["--notebooks", str(notebooks), "--executed", str(executed)]) == 1
+    assert "02_second.ipynb failed" in capsys.readouterr().out
+    assert (executed / ".keys" / "01_first.ipynb.sha256").is_file()
+    assert not (executed / ".keys" / "02_second.ipynb.sha256").exists()
+
+
+def test_the_book_table_names_every_notebook_and_only_earlier_chapters():
+    numbers = sorted(p.name[:2] for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(rn.UPSTREAM) == numbers
+    assert all(u < number for number, ups in rn.UPSTREAM.items() for u in ups)
