@@ -107,3 +107,22 @@ def test_the_book_table_names_every_notebook_and_only_earlier_chapters():
     numbers = sorted(p.name[:2] for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert sorted(rn.UPSTREAM) == numbers
     assert all(u < number for number, ups in rn.UPSTREAM.items() for u in ups)
+
+
+def test_adopt_keeps_keys_for_existing_copies_without_executing(notebooks, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(rn, "UPSTREAM", CHAIN)
+    executed = tmp_path / "executed"
+    executed.mkdir()
+    (executed / "01_first.ipynb").write_text("{}")
+    arguments = ["--notebooks", str(notebooks), "--executed", str(executed)]
+    assert rn.main([*arguments, "--adopt"]) == 0
+    assert "kept the keys of 1 executed notebook(s)" in capsys.readouterr().out
+    assert sorted(p.name for p in (executed / ".keys").iterdir()) == ["01_first.ipynb.sha256"]
+    wanted = rn.keys(
+        sorted(notebooks.glob("*.ipynb")),
+        rn.digest([f for name in rn.SHARED_INPUTS for f in rn.files_under(rn.ROOT / name)]),
+    )
+    assert [p.name for p in rn.stale(sorted(notebooks.glob("*.ipynb")), executed, wanted)] == [
+        "02_second.ipynb",
+        "03_apart.ipynb",
+    ]

@@ -7,7 +7,9 @@ package, the embedded `data/`, `pyproject.toml`, the `-p` parameters (none for t
 keys of the chapters whose run products it reads (`UPSTREAM`). The key of a successful run is kept
 in <executed>/.keys/<notebook>.sha256; a notebook whose executed copy exists under an equal key is
 not run again, so touching one notebook re-executes it and the chapters downstream of it, and an
-unchanged book re-executes nothing. A failed run keeps no key. `--force` runs every notebook.
+unchanged book re-executes nothing. A failed run keeps no key. `--force` runs every notebook;
+`--adopt` runs none and keeps keys for the executed copies there are (a book executed before keys
+were kept).
 Each notebook's time (or "unchanged") and the total are printed.
 """
 
@@ -128,6 +130,12 @@ def run(notebook: Path, executed: Path, papermill: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--force", action="store_true", help="execute every notebook")
+    parser.add_argument(
+        "--adopt",
+        action="store_true",
+        help="execute nothing; keep the current keys for the executed copies there are (a book "
+        "executed before keys were kept, with the inputs it was executed from)",
+    )
     parser.add_argument("--notebooks", default=str(ROOT / "notebooks"))
     parser.add_argument("--executed", default=str(ROOT / "book" / "executed"))
     args = parser.parse_args(argv)
@@ -135,8 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = sorted(source.glob("[0-9][0-9]_*.ipynb"))
     shared = digest([f for name in SHARED_INPUTS for f in files_under(ROOT / name)])
     wanted = keys(notebooks, shared)
-    todo = set(stale(notebooks, executed, wanted, args.force))
     (executed / ".keys").mkdir(parents=True, exist_ok=True)
+    if args.adopt:
+        adopted = [n for n in notebooks if (executed / n.name).is_file()]
+        for notebook in adopted:
+            (executed / ".keys" / f"{notebook.name}.sha256").write_text(wanted[notebook.name] + "\n")
+        print(f"== kept the keys of {len(adopted)} executed notebook(s) as they are; nothing executed")
+        return 0
+    todo = set(stale(notebooks, executed, wanted, args.force))
     papermill = str(Path(sys.executable).parent / "papermill")
     start = time.monotonic()
     for notebook in notebooks:
