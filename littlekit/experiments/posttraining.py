@@ -105,6 +105,20 @@ class PostTrainingConfig:
             raise ValueError(f"gsm8k_share must be in [0, 1), got {self.gsm8k_share}")
 
 
+def local_training() -> dict[str, Any]:
+    """What every trainer here runs with: the GPU when there is one, else the CPU; no
+    checkpoints, trackers or progress bars (the log is written as log.json beside the model)."""
+    import torch
+
+    return {
+        "save_strategy": "no",
+        "report_to": [],
+        "use_cpu": not torch.cuda.is_available(),
+        "dataloader_num_workers": 0,
+        "disable_tqdm": True,
+    }
+
+
 # --- data ------------------------------------------------------------------------------------------
 
 _CALCULATOR = re.compile(r"<<[^<>]*>>")
@@ -282,27 +296,13 @@ def run_sft(
         warmup_steps=max(1, config.sft_steps // 20),
         max_length=config.sft_max_length,
         logging_steps=max(1, config.sft_steps // 4),
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
         seed=config.seed,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
+        **local_training(),
     )
     tokenizer = AutoTokenizer.from_pretrained(base)
-    trainer = _trainer_quietly(
-        SFTTrainer(
-            model=str(base),
-            args=args,
-            train_dataset=Dataset.from_list(list(rows)),
-            processing_class=tokenizer,
-        )
-    )
-    trainer.train()
-    trainer.save_model(str(out))
-    tokenizer.save_pretrained(str(out))
-    _write_log(out / "log.json", trainer.state.log_history)
-    return out
+    dataset = Dataset.from_list(list(rows))
+    trainer = SFTTrainer(model=str(base), args=args, train_dataset=dataset, processing_class=tokenizer)
+    return _train_and_save(trainer, tokenizer, out)
 
 
 def run_grpo_segment(
@@ -331,28 +331,18 @@ def run_grpo_segment(
         beta=config.beta,
         temperature=config.temperature,
         logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
         seed=config.seed + segment,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
+        **local_training(),
     )
     tokenizer = AutoTokenizer.from_pretrained(start)
-    trainer = _trainer_quietly(
-        GRPOTrainer(
-            model=str(start),
-            reward_funcs=CurriculumReward(),
-            args=args,
-            train_dataset=Dataset.from_list(rows),
-            processing_class=tokenizer,
-        )
+    trainer = GRPOTrainer(
+        model=str(start),
+        reward_funcs=CurriculumReward(),
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
     )
-    trainer.train()
-    trainer.save_model(str(out))
-    tokenizer.save_pretrained(str(out))
-    _write_log(out / "log.json", trainer.state.log_history)
-    return out
+    return _train_and_save(trainer, tokenizer, out)
 
 
 def run_grpo(
@@ -483,12 +473,17 @@ def quiet_trainers() -> None:
     datasets.disable_progress_bars()
 
 
-def _trainer_quietly(trainer: Any) -> Any:
+def _train_and_save(trainer: Any, tokenizer: Any, out: Path) -> Path:
+    """Train without per-step printing, then save the model, its tokenizer and the log to `out`."""
     from transformers import PrinterCallback, ProgressCallback
 
     for callback in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(callback)
-    return trainer
+    trainer.train()
+    trainer.save_model(str(out))
+    tokenizer.save_pretrained(str(out))
+    _write_log(out / "log.json", trainer.state.log_history)
+    return out
 
 
 def run_job(job: SftJob | GrpoJob | EvalJob) -> dict[str, Any]:
@@ -558,8 +553,9 @@ def sft_jobs(
     return jobs
 
 
-def grpo_pool(run: PostTrainingRun, gsm8k: Sequence[dict[str, Any]], kept: Sequence[bool],
-              config: PostTrainingConfig) -> list[dict[str, Any]]:  # fmt: skip
+def grpo_pool(
+    run: PostTrainingRun, gsm8k: Sequence[dict[str, Any]], kept: Sequence[bool], config: PostTrainingConfig
+) -> list[dict[str, Any]]:
     """A run's GRPO candidates: pool_per_unit problems of each of its units (run seed apart from
     pretraining, SFT and evaluation) and pool_gsm8k GSM8K problems it may use."""
     curriculum = curriculum_records(
@@ -587,6 +583,6 @@ def grpo_jobs(
             tuple(grpo_pool(run, gsm8k, kept, config)),
             evaluation,
             config,
-        )  # fmt: skip
+        )
         for run in runs
     ]
