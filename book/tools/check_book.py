@@ -196,7 +196,9 @@ class Browser:
                     " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
                 )
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
-                found.append(params["entry"].get("text", "log error"))
+                entry = params["entry"]
+                where = f" ({entry['url']})" if entry.get("url") else ""
+                found.append(entry.get("text", "log error") + where)
         return found
 
     def screenshot(self, path: Path) -> None:
