@@ -8,6 +8,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -34,13 +35,16 @@ sphinx:
   config:
     html_context:
       default_mode: light
+    html_static_path: ["{REPO_ROOT / "book" / "_static"}"]
+    mathjax_path: mathjax/tex-mml-chtml.js
 """
 TOC = "format: jb-book\nroot: intro\nchapters:\n  - file: chapter\n"
 INTRO = (
     "# Tiny book\n\nAn introduction to the curriculum. See [the chapter](chapter.md).\n\n![a dot](dot.png)\n"
 )
 LONG = "x = '" + "a long line " * 30 + "'"
-CHAPTER = f"# A chapter on fractions\n\n```python\n{LONG}\n```\n\nBack to [the start](intro.md).\n"
+MATH = "Math: $a^2 + b^2 = c^2$."
+CHAPTER = f"# A chapter on fractions\n\n```python\n{LONG}\n```\n\n{MATH} Back to [the start](intro.md).\n"
 
 
 def one_pixel_png() -> bytes:
@@ -93,6 +97,24 @@ def test_a_clean_build_passes_and_is_photographed(built, tmp_path):
         "search.png",
     ]
     assert (tmp_path / "shots" / "intro.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_math_renders_from_the_vendored_mathjax_without_a_network(built):
+    page = (built / "chapter.html").read_text()
+    assert "_static/mathjax/tex-mml-chtml.js" in page and "cdn.jsdelivr" not in page
+    browser = check_book.Browser(CHROMIUM)
+    try:
+        browser.load((built / "chapter.html").as_uri())
+        deadline = time.monotonic() + 10
+        while (
+            not browser.evaluate("document.querySelectorAll('mjx-container').length")
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.2)
+        assert browser.evaluate("document.querySelectorAll('mjx-container').length") == 1
+        assert browser.errors() == []
+    finally:
+        browser.close()
 
 
 def test_missing_image_and_link_are_named(built, tmp_path):
