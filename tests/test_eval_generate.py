@@ -174,3 +174,23 @@ def test_vllm_asked_for_but_not_installed(model, tokenizer):
     assert generate(model, tokenizer, ["a"], backend="auto", max_new_tokens=3, stop=()) == [
         [direct(model, tokenizer, "a", 3)]
     ]
+
+
+def test_sampling_prints_progress_lines_once_it_runs_a_while(model, tokenizer, monkeypatch, capsys):
+    from littlekit import progress
+    from littlekit.evals.bpb import corpus_bpb
+
+    monkeypatch.setattr(progress, "QUIET_FOR", 0.0)
+    generate(
+        model, tokenizer, ["one two", "three"], n_samples=5, max_new_tokens=2, batch_size=5, temperature=1.0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        "sampling: 5/10 completions (50%), 0s, about 0s left",
+        "sampling: 10/10 completions (100%), 0s",
+    ]
+    corpus_bpb(model, tokenizer, ["one two three four"] * 3, max_length=8, batch_size=1)
+    assert capsys.readouterr().out.splitlines()[-1].startswith("scoring bits per byte: ")
+    monkeypatch.setattr(progress, "QUIET_FOR", 5.0)
+    generate(model, tokenizer, ["one two"], n_samples=2, max_new_tokens=2, temperature=1.0)
+    assert capsys.readouterr().out == ""  # a quick call says nothing

@@ -308,3 +308,13 @@ def test_side_by_side_runs_are_the_runs_alone(data, straight, tmp_path):
     assert single.losses == alone.losses and torch.get_num_threads() == threads
     with pytest.raises(ValueError, match="positive"):
         train_side_by_side([config], processes=0)
+
+
+def test_progress_off_a_terminal_is_a_line_each_tenth_with_the_loss(data, tmp_path, monkeypatch, capsys):
+    from littlekit import progress
+
+    monkeypatch.setattr(progress, "QUIET_FOR", 0.0)
+    train(tiny_config(data, tmp_path / "run", max_steps=10, progress=True))
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("train run:")]
+    assert len(lines) == 10
+    assert lines[-1].startswith("train run: 10/10 steps (100%)") and ", loss " in lines[-1]

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from littlekit.lm.shards import IGNORE_INDEX, eval_batches, special_ids
+from littlekit.progress import Progress
 
 DEFAULT_MAX_LENGTH = 2048
 
@@ -134,12 +135,14 @@ def corpus_bpb(
 
     was_training = model.training
     model.eval()
+    progress = Progress(len(jobs), "scoring bits per byte", "windows")
     try:
         for b in range(0, len(jobs), batch_size):
             batch = jobs[b : b + batch_size]
             nats = _score_windows(model, [(ids, first) for _, ids, first in batch], pad_id, device)
             for (index, _, _), value in zip(batch, nats, strict=True):
                 docs[index]["nats"] += value
+            progress.update(len(batch))
     finally:
         model.train(was_training)
 

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from littlekit.progress import Progress
+
 BACKENDS = ("auto", "transformers", "vllm")
 
 
@@ -251,6 +253,7 @@ def _generate_transformers(
     )
     device = model.device
     out: list[list[str]] = [[""] * n_samples for _ in prompts]
+    progress = Progress(len(rows), "sampling", "completions")
     for start in range(0, len(rows), batch_size):
         batch = rows[start : start + batch_size]
         width = max(len(encoded[i]) for i, _ in batch)
@@ -270,6 +273,7 @@ def _generate_transformers(
         texts = tokenizer.batch_decode(generated[:, width:].tolist(), skip_special_tokens=True)
         for (i, j), text in zip(batch, texts, strict=True):
             out[i][j] = cut_at_stop(text, stop, stop_lines)
+        progress.update(len(batch))
     return out
 
 

@@ -473,12 +473,32 @@ def quiet_trainers() -> None:
     datasets.disable_progress_bars()
 
 
+def progress_callback(label: str) -> Any:
+    """A TrainerCallback that prints `littlekit.progress` lines (steps, loss) instead of a bar."""
+    from transformers import TrainerCallback
+
+    from littlekit.progress import Progress
+
+    class ProgressLines(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.progress, self.loss = Progress(state.max_steps, label, "steps"), None
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            self.loss = (logs or {}).get("loss", self.loss)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.progress.update(**({} if self.loss is None else {"loss": float(self.loss)}))
+
+    return ProgressLines()
+
+
 def _train_and_save(trainer: Any, tokenizer: Any, out: Path) -> Path:
     """Train without per-step printing, then save the model, its tokenizer and the log to `out`."""
     from transformers import PrinterCallback, ProgressCallback
 
     for callback in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(callback)
+    trainer.add_callback(progress_callback(f"{type(trainer).__name__[:-7]} {out.parent.name}/{out.name}"))
     trainer.train()
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))

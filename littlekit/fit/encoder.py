@@ -357,8 +357,11 @@ def _fit(module, epoch_batches, batch_loss, validate, optimizer, scheduler, conf
     """
     import torch
 
+    from littlekit.progress import Progress
+
     history, step_losses = [], []
     best_key, best_state, best_epoch, step = None, None, 0, 0
+    progress = Progress(total_steps, "fitting the encoder", "steps")
     for epoch in range(1, config.epochs + 1):
         module.train()
         epoch_losses = []
@@ -371,6 +374,7 @@ def _fit(module, epoch_batches, batch_loss, validate, optimizer, scheduler, conf
             scheduler.step()
             epoch_losses.append(loss.detach().item())
             step += 1
+            progress.update(epoch=epoch, loss=epoch_losses[-1])
             if step >= total_steps:
                 break
         step_losses.extend(epoch_losses)

@@ -44,6 +44,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -112,7 +113,7 @@ class TrainConfig:
     parallel: str = "ddp"  # with several processes: "ddp" or "fsdp" (FSDP2 fully_shard)
     activation_checkpointing: bool = False
     log_every: int = 1
-    progress: bool = True  # tqdm bar on rank 0
+    progress: bool = True  # rank 0: a tqdm bar on a terminal, progress lines elsewhere
 
     def sources(self) -> dict[str, float]:
         """{shard directory: weight} for the loader."""
@@ -727,30 +728,38 @@ def make_loss(
 
 
 class _Log:
-    """metrics.jsonl and the progress bar, on rank 0 only."""
+    """metrics.jsonl and the progress (a bar on a terminal, else `littlekit.progress` lines, as in
+    a notebook or a batch log), on rank 0 only."""
 
     def __init__(self, config: TrainConfig, d: _Dist, start_step: int):
+        from littlekit.progress import Progress
+
         self.main = d.main
         self.path = Path(config.run_dir) / METRICS
-        self.bar = None
-        if self.main and config.progress:
+        self.bar = self.lines = None
+        self.shown: dict[str, float] = {}
+        if self.main and config.progress and sys.stderr.isatty():
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=config.max_steps, initial=start_step, desc="train", unit="step")
+        elif self.main and config.progress:
+            label = f"train {Path(config.run_dir).name}"
+            self.lines = Progress(config.max_steps - start_step, label, "steps")
 
     def write(self, record: dict[str, Any]) -> None:
         if not self.main:
             return
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
-        if self.bar is not None:
-            shown = {k: record[k] for k in ("loss", "val_bpb") if k in record}
-            if shown:
-                self.bar.set_postfix({k: f"{v:.4f}" for k, v in shown.items()}, refresh=False)
+        self.shown.update({k: record[k] for k in ("loss", "val_bpb") if k in record})
+        if self.bar is not None and self.shown:
+            self.bar.set_postfix({k: f"{v:.4f}" for k, v in self.shown.items()}, refresh=False)
 
     def advance(self) -> None:
         if self.bar is not None:
             self.bar.update(1)
+        if self.lines is not None:
+            self.lines.update(**self.shown)
 
     def close(self) -> None:
         if self.bar is not None:
