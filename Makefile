@@ -37,10 +37,11 @@ check-book: $(STAMP) chromium
 	test -f _build/html/index.html || (echo "no built book: run make book first" && exit 1)
 	$(BIN)/python book/tools/check_book.py --html _build/html --out _build/check
 
-# Execute the notebooks in order on the embedded default, each only when its inputs changed (its
-# file, littlekit, data/, pyproject.toml, the chapters it reads): an unchanged book re-executes
-# nothing; FORCE=1 executes all. The executed copies (outputs, figures) go to book/executed/,
-# which the table of contents publishes; sources stay clean. Each chapter's time is printed.
+# Execute the chapters and the course exercises on the embedded default, each only when its inputs
+# changed (its file, littlekit, data/, pyproject.toml, the chapters it reads): an unchanged book
+# re-executes nothing; FORCE=1 executes all. A notebook starts when the chapters it reads are done;
+# single-threaded ones run beside another. The executed copies (outputs, figures) go to
+# book/executed/, which the table of contents publishes; sources stay clean. Each time is printed.
 notebooks: $(STAMP)
 	mkdir -p book/executed
 	$(BIN)/python book/tools/run_notebooks.py $(if $(FORCE),--force,)
@@ -58,4 +59,4 @@ bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf _build runs book/executed/.keys
+	rm -rf _build runs book/executed/.keys book/executed/exercises/.keys

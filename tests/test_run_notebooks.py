@@ -107,6 +107,10 @@ def test_the_book_table_names_every_notebook_and_only_earlier_chapters():
     numbers = sorted(p.name[:2] for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert sorted(rn.UPSTREAM) == numbers
     assert all(u < number for number, ups in rn.UPSTREAM.items() for u in ups)
+    exercises = sorted((REPO_ROOT / "notebooks" / "exercises").glob("ex[0-9][0-9]_*.ipynb"))
+    assert [p.name[2:] for p in exercises] == [
+        p.name for p in sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    ]  # one exercise notebook per chapter, named after it
 
 
 def test_adopt_keeps_keys_for_existing_copies_without_executing(notebooks, tmp_path, monkeypatch, capsys):
@@ -126,3 +130,49 @@ def test_adopt_keeps_keys_for_existing_copies_without_executing(notebooks, tmp_p
         "02_second.ipynb",
         "03_apart.ipynb",
     ]
+
+
+def test_a_chapters_exercises_read_it_and_are_keyed_after_it(notebooks):
+    (notebooks / "exercises").mkdir()
+    write_notebook(notebooks / "exercises" / "ex01_first.ipynb", "exercise")
+    found = rn.find_notebooks(notebooks)
+    assert [p.name for p in found][-1] == "ex01_first.ipynb"
+    base = rn.keys(found, "shared", upstream=CHAIN)
+    write_notebook(notebooks / "01_first.ipynb", "first, edited")
+    edited = rn.keys(found, "shared", upstream=CHAIN)
+    assert edited["ex01_first.ipynb"] != base["ex01_first.ipynb"]
+    assert edited["03_apart.ipynb"] == base["03_apart.ipynb"]
+    assert rn.executed_copy(found[-1], notebooks).parent.name == "exercises"
+    with pytest.raises(KeyError, match="ex04_x.ipynb: no entry in UPSTREAM"):
+        write_notebook(notebooks / "exercises" / "ex04_x.ipynb", "orphan")
+        rn.keys(rn.find_notebooks(notebooks), "shared", upstream=CHAIN)
+
+
+def test_the_scheduler_waits_for_upstream_and_never_runs_two_heavy_notebooks(tmp_path, monkeypatch):
+    monkeypatch.setattr(rn, "LIGHT", {"01"})
+    first, second, third = (tmp_path / n for n in ("01_a.ipynb", "02_b.ipynb", "03_c.ipynb"))
+    exercise = tmp_path / "exercises" / "ex02_b.ipynb"
+    chain = {"01": (), "02": ("01",), "03": ()}
+    waiting = [second, third, exercise]
+    # 02 waits for 01; 03 is heavy and may start beside the light 01
+    assert rn.next_to_start(waiting, {first: None}, set(), chain, jobs=2) == third
+    assert rn.next_to_start(waiting, {first: None, third: None}, set(), chain, jobs=2) is None  # full
+    assert rn.next_to_start([second, exercise], {third: None}, {"01"}, chain, jobs=3) is None  # 02 heavy
+    assert rn.next_to_start([exercise], {third: None}, {"01", "02"}, chain, jobs=2) == exercise  # light
+    assert rn.next_to_start([second], {}, {"01"}, chain, jobs=1) == second
+    assert rn.next_to_start([exercise], {}, {"01"}, chain, jobs=1) is None  # its chapter has not run
+
+
+@pytest.mark.slow
+def test_exercises_run_after_their_chapter_into_their_own_folder(notebooks, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(rn, "UPSTREAM", CHAIN)
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    (notebooks / "exercises").mkdir()
+    write_notebook(notebooks / "exercises" / "ex02_second.ipynb", "exercise")
+    executed = tmp_path / "executed"
+    assert rn.main(["--notebooks", str(notebooks), "--executed", str(executed)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("== 02_second.ipynb: ") < out.index("== ex02_second.ipynb: started")
+    assert (executed / "exercises" / "ex02_second.ipynb").is_file()
+    assert (executed / "exercises" / ".keys" / "ex02_second.ipynb.sha256").is_file()
+    assert "(4 executed)" in out

@@ -1,16 +1,21 @@
 """Execute the book's notebooks with papermill, only those whose inputs changed since the last run.
 
-    python book/tools/run_notebooks.py [--force] [--executed book/executed]
+    python book/tools/run_notebooks.py [--force] [--jobs 2] [--executed book/executed]
 
-A notebook's key is a SHA-256 over what its run depends on: its own file, the `littlekit`
-package, the embedded `data/`, `pyproject.toml`, the `-p` parameters (none for the book) and the
-keys of the chapters whose run products it reads (`UPSTREAM`). The key of a successful run is kept
-in <executed>/.keys/<notebook>.sha256; a notebook whose executed copy exists under an equal key is
-not run again, so touching one notebook re-executes it and the chapters downstream of it, and an
-unchanged book re-executes nothing. A failed run keeps no key. `--force` runs every notebook;
-`--adopt` runs none and keeps keys for the executed copies there are (a book executed before keys
-were kept).
-Each notebook's time (or "unchanged") and the total are printed.
+The notebooks are the chapters (notebooks/NN_*.ipynb) and the course exercises
+(notebooks/exercises/exNN_*.ipynb, which read chapter NN's run products). A notebook's key is a
+SHA-256 over what its run depends on: its own file, the `littlekit` package, the embedded
+`data/`, `pyproject.toml`, the `-p` parameters (none for the book) and the keys of the chapters
+whose run products it reads (`UPSTREAM`). The key of a successful run is kept in
+<executed>/.keys/<notebook>.sha256 (exercises: <executed>/exercises/.keys/); a notebook whose
+executed copy exists under an equal key is not run again, so touching one notebook re-executes it
+and the chapters downstream of it, and an unchanged book re-executes nothing. A failed run keeps no
+key and its log (<executed>/.logs/) is printed. `--force` runs every notebook; `--adopt` runs none
+and keeps keys for the executed copies there are (a book executed before keys were kept).
+
+Notebooks run as soon as their upstream chapters are done, up to `--jobs` at once, but never two
+that use every core: a single-threaded one (`LIGHT`, and every exercise notebook) runs beside
+another. Each notebook's time (or "unchanged") and the total wall time are printed.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ UPSTREAM: dict[str, tuple[str, ...]] = {
     "18": ("09", "16"),
 }
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
+# Chapters that use one core, so they may run beside a chapter that uses all of them.
+LIGHT = {"01", "02", "05", "13"}
+EXERCISES = "exercises"  # the course exercises: notebooks/exercises/exNN_*.ipynb, one per chapter
 
 
 def files_under(path: Path) -> list[Path]:
@@ -67,22 +75,36 @@ def digest(paths: Iterable[Path], root: Path = ROOT) -> str:
 
 
 def chapter(notebook: Path) -> str:
-    return notebook.name[:2]
+    """A notebook's entry in UPSTREAM: "07" for a chapter, "ex07" for its course exercises."""
+    return notebook.name.split("_")[0]
+
+
+def upstream_of(number: str, upstream: Mapping) -> tuple[str, ...]:
+    """The chapters a notebook reads; a chapter's exercises read that chapter unless UPSTREAM says more."""
+    if number in upstream:
+        return tuple(upstream[number])
+    if number.startswith("ex") and number[2:] in upstream:
+        return (number[2:],)
+    raise KeyError(number)
 
 
 def keys(
     notebooks: list[Path], shared: str, parameters: str = "", upstream: Mapping | None = None
 ) -> dict[str, str]:
     """{notebook name: key}, each over its file, the shared inputs, the parameters and its
-    upstream chapters' keys (upstream first, so chapters are keyed in number order)."""
+    upstream chapters' keys (chapters first, in number order, then the exercises)."""
     upstream = UPSTREAM if upstream is None else upstream
     by_chapter: dict[str, str] = {}
     out = {}
-    for notebook in sorted(notebooks):
+    for notebook in sorted(notebooks, key=lambda n: (chapter(n).startswith("ex"), n.name)):
         number = chapter(notebook)
-        if number not in upstream:
-            raise KeyError(f"{notebook.name}: no entry in UPSTREAM; say which chapters' products it reads")
-        missing = [u for u in upstream[number] if u not in by_chapter]
+        try:
+            reads = upstream_of(number, upstream)
+        except KeyError:
+            raise KeyError(
+                f"{notebook.name}: no entry in UPSTREAM; say which chapters' products it reads"
+            ) from None
+        missing = [u for u in reads if u not in by_chapter]
         if missing:
             raise KeyError(f"{notebook.name}: upstream chapter(s) {', '.join(missing)} have no notebook")
         h = hashlib.sha256()
@@ -90,11 +112,22 @@ def keys(
             notebook.read_bytes(),
             shared.encode(),
             parameters.encode(),
-            *(by_chapter[u].encode() for u in upstream[number]),
+            *(by_chapter[u].encode() for u in reads),
         ):
             h.update(hashlib.sha256(part).digest())
         by_chapter[number] = out[notebook.name] = h.hexdigest()
     return out
+
+
+def executed_copy(notebook: Path, executed: Path) -> Path:
+    """Where a notebook's executed copy goes: exercises in their own folder beside the chapters."""
+    folder = executed / EXERCISES if chapter(notebook).startswith("ex") else executed
+    return folder / notebook.name
+
+
+def kept_key(notebook: Path, executed: Path) -> Path:
+    copy = executed_copy(notebook, executed)
+    return copy.parent / ".keys" / f"{notebook.name}.sha256"
 
 
 def stale(
@@ -106,25 +139,87 @@ def stale(
         return list(notebooks)
     out = []
     for notebook in notebooks:
-        kept = executed / ".keys" / f"{notebook.name}.sha256"
+        kept = kept_key(notebook, executed)
         current = kept.read_text().strip() if kept.is_file() else None
-        if current != wanted[notebook.name] or not (executed / notebook.name).is_file():
+        if current != wanted[notebook.name] or not executed_copy(notebook, executed).is_file():
             out.append(notebook)
     return out
 
 
-def run(notebook: Path, executed: Path, papermill: str) -> bool:
-    """papermill the notebook into executed/ (cwd: its folder); True when it succeeded."""
+def start(notebook: Path, executed: Path, papermill: str, log: Path) -> subprocess.Popen:
+    """papermill the notebook into its executed copy (cwd: the chapters' folder), output to log."""
     command = [
         papermill,
         "--cwd",
-        str(notebook.parent),
+        str(notebook.parent.parent if chapter(notebook).startswith("ex") else notebook.parent),
         "--kernel",
         "python3",
+        "--no-progress-bar",
         str(notebook),
-        str(executed / notebook.name),
+        str(executed_copy(notebook, executed)),
     ]
-    return subprocess.run(command).returncode == 0
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+
+
+def is_light(notebook: Path) -> bool:
+    """Single-threaded notebooks, which may run beside another one."""
+    number = chapter(notebook)
+    return number in LIGHT or number.startswith("ex")
+
+
+def next_to_start(waiting: list[Path], running: dict, done: set[str], upstream: Mapping, jobs: int):
+    """The first waiting notebook whose upstream chapters are done and that fits beside the running
+    ones: at most `jobs` at once, and never two that use every core."""
+    if len(running) >= jobs:
+        return None
+    heavy_running = any(not is_light(n) for n in running)
+    for notebook in waiting:
+        if all(u in done for u in upstream_of(chapter(notebook), upstream)):
+            if is_light(notebook) or not heavy_running:
+                return notebook
+    return None
+
+
+def execute(todo: list[Path], executed: Path, wanted: Mapping[str, str], done: set[str], jobs: int) -> bool:
+    """Run the stale notebooks, upstream first, up to `jobs` at a time; True when all succeeded.
+    After a failure nothing new starts and the running ones finish."""
+    papermill = str(Path(sys.executable).parent / "papermill")
+    waiting, running, failed = list(todo), {}, False
+    while waiting or running:
+        notebook = None if failed else next_to_start(waiting, running, done, UPSTREAM, jobs)
+        if notebook is not None:
+            waiting.remove(notebook)
+            kept_key(notebook, executed).unlink(missing_ok=True)
+            log = executed / ".logs" / f"{notebook.name}.log"
+            print(f"== {notebook.name}: started", flush=True)
+            running[notebook] = (start(notebook, executed, papermill, log), time.monotonic(), log)
+            continue
+        if not running:  # nothing can start: a failure, or an upstream chapter that never ran
+            return False
+        for notebook, (process, t0, log) in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[notebook]
+            if process.returncode != 0:
+                print(log.read_text()[-4000:], flush=True)
+                print(f"== {notebook.name} failed (log: {log})", flush=True)
+                failed = True
+                continue
+            kept_key(notebook, executed).parent.mkdir(parents=True, exist_ok=True)
+            kept_key(notebook, executed).write_text(wanted[notebook.name] + "\n")
+            done.add(chapter(notebook))
+            print(f"== {notebook.name}: {time.monotonic() - t0:.0f}s", flush=True)
+        time.sleep(0.2)
+    return not failed
+
+
+def find_notebooks(source: Path) -> list[Path]:
+    """The chapters, then the course exercises (source/exercises/exNN_*.ipynb)."""
+    return sorted(source.glob("[0-9][0-9]_*.ipynb")) + sorted(
+        (source / EXERCISES).glob("ex[0-9][0-9]_*.ipynb")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,38 +231,31 @@ def main(argv: list[str] | None = None) -> int:
         help="execute nothing; keep the current keys for the executed copies there are (a book "
         "executed before keys were kept, with the inputs it was executed from)",
     )
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks at once (single-threaded ones share)")
     parser.add_argument("--notebooks", default=str(ROOT / "notebooks"))
     parser.add_argument("--executed", default=str(ROOT / "book" / "executed"))
     args = parser.parse_args(argv)
     source, executed = Path(args.notebooks), Path(args.executed)
-    notebooks = sorted(source.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = find_notebooks(source)
     shared = digest([f for name in SHARED_INPUTS for f in files_under(ROOT / name)])
     wanted = keys(notebooks, shared)
-    (executed / ".keys").mkdir(parents=True, exist_ok=True)
     if args.adopt:
-        adopted = [n for n in notebooks if (executed / n.name).is_file()]
+        adopted = [n for n in notebooks if executed_copy(n, executed).is_file()]
         for notebook in adopted:
-            (executed / ".keys" / f"{notebook.name}.sha256").write_text(wanted[notebook.name] + "\n")
+            kept_key(notebook, executed).parent.mkdir(parents=True, exist_ok=True)
+            kept_key(notebook, executed).write_text(wanted[notebook.name] + "\n")
         print(f"== kept the keys of {len(adopted)} executed notebook(s) as they are; nothing executed")
         return 0
-    todo = set(stale(notebooks, executed, wanted, args.force))
-    papermill = str(Path(sys.executable).parent / "papermill")
-    start = time.monotonic()
+    todo = stale(notebooks, executed, wanted, args.force)
     for notebook in notebooks:
         if notebook not in todo:
-            print(f"== {notebook.relative_to(source.parent)}: unchanged", flush=True)
-            continue
-        print(f"== {notebook.relative_to(source.parent)}", flush=True)
-        kept = executed / ".keys" / f"{notebook.name}.sha256"
-        kept.unlink(missing_ok=True)
-        t0 = time.monotonic()
-        if not run(notebook, executed, papermill):
-            print(f"== {notebook.name} failed", flush=True)
-            return 1
-        kept.write_text(wanted[notebook.name] + "\n")
-        print(f"== {notebook.relative_to(source.parent)}: {time.monotonic() - t0:.0f}s", flush=True)
-    print(f"== all notebooks: {time.monotonic() - start:.0f}s ({len(todo)} executed)", flush=True)
-    return 0
+            print(f"== {notebook.name}: unchanged", flush=True)
+        executed_copy(notebook, executed).parent.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    done = {chapter(n) for n in notebooks if n not in todo}
+    ok = execute(todo, executed, wanted, done, max(1, args.jobs))
+    print(f"== all notebooks: {time.monotonic() - began:.0f}s ({len(todo)} executed)", flush=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
