@@ -111,6 +111,11 @@ PRODUCTS: dict[str, Product] = {
     "icl": Product(
         "icl", "accuracy with in-context examples and explanations", "the in-context learning chapter"
     ),
+    "exercises": Product(
+        "exercises",
+        "the course exercises' solutions, one folder per chapter",
+        "the course's exercise notebooks",
+    ),
 }
 
 

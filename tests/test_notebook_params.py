@@ -105,3 +105,13 @@ def test_subset_of_takes_distinct_known_values_and_names_the_parameter():
     for bad in ([], ["boundary", "boundary"], ["greedy"], "boundary"):
         with pytest.raises(p.ParameterError, match="parameter methods must be a non-empty list"):
             methods("methods", bad)
+
+
+def test_numbers_takes_a_list_of_numbers_in_range_and_names_the_parameter():
+    sweep = p.numbers(0, 30)
+    assert sweep("thresholds", [10, 12.5]) == [10.0, 12.5]
+    for bad in ([], [10, 31], [True], "12", [float("nan")]):
+        with pytest.raises(
+            p.ParameterError, match=r"parameter thresholds must be a non-empty list of numbers"
+        ):
+            sweep("thresholds", bad)

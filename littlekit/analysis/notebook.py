@@ -64,12 +64,15 @@ def setup_chapter(
     precision: int = 3,
     max_colwidth: int | None = 100,
     show: Mapping[str, Any] | None = None,
+    subfolder: str | None = None,
 ) -> Chapter:
     """Offline, one figure style, table display options, torch threads; the run and output folders.
 
     `product` names the chapter's output folder in the run layout (`littlekit.runs`). With
     `torch_threads`, torch uses that many CPU threads and transformers shows no progress bars.
-    `show` adds lines to the printed header (label -> value). The header says how the data root
+    `show` adds lines to the printed header (label -> value); `subfolder` puts the outputs in a
+    folder of the product's (a chapter's exercises:
+    `setup_chapter(run, "exercises", subfolder="ex07")`). The header says how the data root
     was chosen; a given root that is missing or a file fails here (`config.data_root`), and a
     file it lacks fails where it is read, naming the root (`config.data_path`).
     """
@@ -83,7 +86,11 @@ def setup_chapter(
         torch.set_num_threads(torch_threads)
         hf_logging.disable_progress_bar()
     run = config.run_dir(run_name)
-    chapter = Chapter(run=run, out_dir=runs.folder(run, product), data_root=config.data_root(data_root))
+    out_dir = runs.folder(run, product)
+    if subfolder is not None:
+        out_dir = out_dir / subfolder
+        out_dir.mkdir(parents=True, exist_ok=True)
+    chapter = Chapter(run=run, out_dir=out_dir, data_root=config.data_root(data_root))
     root_line = f"{chapter.data_root} ({config.data_root_origin(data_root)})"
     for label, value in {"data root": root_line, "outputs": chapter.out_dir, **(show or {})}.items():
         print(f"{label:<10}: {value}")

@@ -195,6 +195,21 @@ def subset_of(*choices: Any) -> Checker:
     return checker
 
 
+def numbers(low: float = -math.inf, high: float = math.inf) -> Checker:
+    """A non-empty list of numbers, each in [low, high] (a sweep: `thresholds = [10, 12, 14]`)."""
+    expected = f"a non-empty list of numbers in [{low:g}, {high:g}]"
+
+    def checker(name: str, value: Any) -> list[float]:
+        if not isinstance(value, (list, tuple)) or not value:
+            raise _fail(name, expected, value)
+        try:
+            return [check_number(name, item, low, high) for item in value]
+        except ParameterError:
+            raise _fail(name, expected, value) from None
+
+    return checker
+
+
 def passes(function: Callable[[Any], Any], expected: str) -> Checker:
     """A value `function` accepts (it raises ValueError or TypeError otherwise); the value itself is
     kept, not what `function` returns. E.g. `passes(launch.parse_count, "a count like 80B")`."""
