@@ -148,19 +148,22 @@ def test_a_chapters_exercises_read_it_and_are_keyed_after_it(notebooks):
         rn.keys(rn.find_notebooks(notebooks), "shared", upstream=CHAIN)
 
 
-def test_the_scheduler_waits_for_upstream_and_never_runs_two_heavy_notebooks(tmp_path, monkeypatch):
-    monkeypatch.setattr(rn, "LIGHT", {"01"})
-    first, second, third = (tmp_path / n for n in ("01_a.ipynb", "02_b.ipynb", "03_c.ipynb"))
-    exercise = tmp_path / "exercises" / "ex02_b.ipynb"
-    chain = {"01": (), "02": ("01",), "03": ()}
-    waiting = [second, third, exercise]
-    # 02 waits for 01; 03 is heavy and may start beside the light 01
-    assert rn.next_to_start(waiting, {first: None}, set(), chain, jobs=2) == third
-    assert rn.next_to_start(waiting, {first: None, third: None}, set(), chain, jobs=2) is None  # full
-    assert rn.next_to_start([second, exercise], {third: None}, {"01"}, chain, jobs=3) is None  # 02 heavy
-    assert rn.next_to_start([exercise], {third: None}, {"01", "02"}, chain, jobs=2) == exercise  # light
-    assert rn.next_to_start([second], {}, {"01"}, chain, jobs=1) == second
-    assert rn.next_to_start([exercise], {}, {"01"}, chain, jobs=1) is None  # its chapter has not run
+def test_the_scheduler_shares_the_cores_and_keeps_the_chapter_chain_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(rn, "ONE_CORE", {"01", "04"})
+    first, second, third, fourth = (
+        tmp_path / n for n in ("01_a.ipynb", "02_b.ipynb", "03_c.ipynb", "04_d.ipynb")
+    )
+    exercise = tmp_path / "exercises" / "ex01_a.ipynb"
+    chain = {"01": (), "02": ("01",), "03": (), "04": ()}
+    # 02 waits for 01; 03 needs both cores, so it waits for 01 and nothing behind it jumps the queue
+    assert rn.next_to_start([second, third, fourth, exercise], [first], set(), chain, cores=2) is None
+    assert rn.next_to_start([second, fourth, exercise], [first], set(), chain, cores=2) == fourth
+    assert rn.next_to_start([second, third], [], {"01"}, chain, cores=2) == second  # alone
+    assert rn.next_to_start([exercise], [second], {"01"}, chain, cores=2) is None  # 02 holds every core
+    assert rn.next_to_start([exercise], [fourth], {"01"}, chain, cores=2) == exercise  # one core each
+    assert rn.next_to_start([exercise], [fourth, first], {"01"}, chain, cores=2) is None  # full
+    assert rn.next_to_start([exercise], [], set(), chain, cores=2) is None  # its chapter has not run
+    assert rn.next_to_start([third], [], set(), chain, cores=1) == third
 
 
 @pytest.mark.slow

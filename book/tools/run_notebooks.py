@@ -1,6 +1,6 @@
 """Execute the book's notebooks with papermill, only those whose inputs changed since the last run.
 
-    python book/tools/run_notebooks.py [--force] [--jobs 2] [--executed book/executed]
+    python book/tools/run_notebooks.py [--force] [--cores 2] [--executed book/executed]
 
 The notebooks are the chapters (notebooks/NN_*.ipynb) and the course exercises
 (notebooks/exercises/exNN_*.ipynb, which read chapter NN's run products). A notebook's key is a
@@ -13,15 +13,18 @@ and the chapters downstream of it, and an unchanged book re-executes nothing. A 
 key and its log (<executed>/.logs/) is printed. `--force` runs every notebook; `--adopt` runs none
 and keeps keys for the executed copies there are (a book executed before keys were kept).
 
-Notebooks run as soon as their upstream chapters are done, up to `--jobs` at once, but never two
-that use every core: a single-threaded one (`LIGHT`, and every exercise notebook) runs beside
-another. Each notebook's time (or "unchanged") and the total wall time are printed.
+Notebooks run as soon as their upstream chapters are done, as many at once as `--cores` allows: a
+single-threaded one (`ONE_CORE`, and every exercise notebook) takes one core, any other takes all
+of them and runs alone. When a chapter that needs every core is ready, nothing new starts until it
+can (the chapters' chain is the build's critical path); exercises fill the cores single-threaded
+chapters leave free. Each notebook's time (or "unchanged") and the total wall time are printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import subprocess
 import sys
 import time
@@ -52,8 +55,8 @@ UPSTREAM: dict[str, tuple[str, ...]] = {
     "18": ("09", "16"),
 }
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
-# Chapters that use one core, so they may run beside a chapter that uses all of them.
-LIGHT = {"01", "02", "05", "13"}
+# Chapters that use one core (torch_threads=1 in one process, or no torch), so two may run at once.
+ONE_CORE = {"01", "02", "04", "05", "06", "07", "08", "10", "11", "12", "13"}
 EXERCISES = "exercises"  # the course exercises: notebooks/exercises/exNN_*.ipynb, one per chapter
 
 
@@ -163,32 +166,37 @@ def start(notebook: Path, executed: Path, papermill: str, log: Path) -> subproce
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
 
 
-def is_light(notebook: Path) -> bool:
-    """Single-threaded notebooks, which may run beside another one."""
+def cores_used(notebook: Path, cores: int) -> int:
+    """1 for a single-threaded notebook, else every core."""
     number = chapter(notebook)
-    return number in LIGHT or number.startswith("ex")
+    return 1 if number in ONE_CORE or number.startswith("ex") else cores
 
 
-def next_to_start(waiting: list[Path], running: dict, done: set[str], upstream: Mapping, jobs: int):
-    """The first waiting notebook whose upstream chapters are done and that fits beside the running
-    ones: at most `jobs` at once, and never two that use every core."""
-    if len(running) >= jobs:
-        return None
-    heavy_running = any(not is_light(n) for n in running)
+def next_to_start(
+    waiting: list[Path], running: Iterable[Path], done: set[str], upstream: Mapping, cores: int
+):
+    """The first waiting notebook, in order, whose upstream chapters are done and that fits in the
+    cores the running ones leave; None when none fits or when the first ready one that needs every
+    core does not fit yet (it waits for the cores; nothing after it jumps the queue)."""
+    free = cores - sum(cores_used(n, cores) for n in running)
     for notebook in waiting:
-        if all(u in done for u in upstream_of(chapter(notebook), upstream)):
-            if is_light(notebook) or not heavy_running:
-                return notebook
+        if not all(u in done for u in upstream_of(chapter(notebook), upstream)):
+            continue
+        if cores_used(notebook, cores) <= free:
+            return notebook
+        if cores_used(notebook, cores) == cores:
+            return None
     return None
 
 
-def execute(todo: list[Path], executed: Path, wanted: Mapping[str, str], done: set[str], jobs: int) -> bool:
-    """Run the stale notebooks, upstream first, up to `jobs` at a time; True when all succeeded.
+def execute(todo: list[Path], executed: Path, wanted: Mapping[str, str], done: set[str], cores: int) -> bool:
+    """Run the stale notebooks, upstream first, on `cores` cores (`next_to_start`); True when all
+    succeeded.
     After a failure nothing new starts and the running ones finish."""
     papermill = str(Path(sys.executable).parent / "papermill")
     waiting, running, failed = list(todo), {}, False
     while waiting or running:
-        notebook = None if failed else next_to_start(waiting, running, done, UPSTREAM, jobs)
+        notebook = None if failed else next_to_start(waiting, running, done, UPSTREAM, cores)
         if notebook is not None:
             waiting.remove(notebook)
             kept_key(notebook, executed).unlink(missing_ok=True)
@@ -231,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         help="execute nothing; keep the current keys for the executed copies there are (a book "
         "executed before keys were kept, with the inputs it was executed from)",
     )
-    parser.add_argument("--jobs", type=int, default=2, help="notebooks at once (single-threaded ones share)")
+    parser.add_argument(
+        "--cores", type=int, default=os.cpu_count() or 1, help="cores to share out (default: this machine's)"
+    )
     parser.add_argument("--notebooks", default=str(ROOT / "notebooks"))
     parser.add_argument("--executed", default=str(ROOT / "book" / "executed"))
     args = parser.parse_args(argv)
@@ -253,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         executed_copy(notebook, executed).parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     done = {chapter(n) for n in notebooks if n not in todo}
-    ok = execute(todo, executed, wanted, done, max(1, args.jobs))
+    ok = execute(todo, executed, wanted, done, max(1, args.cores))
     print(f"== all notebooks: {time.monotonic() - began:.0f}s ({len(todo)} executed)", flush=True)
     return 0 if ok else 1
 
