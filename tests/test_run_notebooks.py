@@ -155,8 +155,11 @@ def test_the_scheduler_shares_the_cores_and_keeps_the_chapter_chain_first(tmp_pa
     )
     exercise = tmp_path / "exercises" / "ex01_a.ipynb"
     chain = {"01": (), "02": ("01",), "03": (), "04": ()}
-    # 02 waits for 01; 03 needs both cores, so it waits for 01 and nothing behind it jumps the queue
-    assert rn.next_to_start([second, third, fourth, exercise], [first], set(), chain, cores=2) is None
+    # 02 waits for 01; 03 needs both cores, so it waits for 01 and no chapter behind it jumps the
+    # queue; an exercise may take the idle core
+    assert rn.next_to_start([second, third, fourth], [first], set(), chain, cores=2) is None
+    late_exercise = tmp_path / "exercises" / "ex04_d.ipynb"
+    assert rn.next_to_start([third, fourth, late_exercise], [first], {"04"}, chain, cores=2) == late_exercise
     assert rn.next_to_start([second, fourth, exercise], [first], set(), chain, cores=2) == fourth
     assert rn.next_to_start([second, third], [], {"01"}, chain, cores=2) == second  # alone
     assert rn.next_to_start([exercise], [second], {"01"}, chain, cores=2) is None  # 02 holds every core

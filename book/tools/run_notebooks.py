@@ -176,16 +176,19 @@ def next_to_start(
     waiting: list[Path], running: Iterable[Path], done: set[str], upstream: Mapping, cores: int
 ):
     """The first waiting notebook, in order, whose upstream chapters are done and that fits in the
-    cores the running ones leave; None when none fits or when the first ready one that needs every
-    core does not fit yet (it waits for the cores; nothing after it jumps the queue)."""
+    cores the running ones leave. A ready chapter that needs every core and does not fit yet holds
+    the queue for the chapters behind it; only exercise notebooks (short, single-threaded) may
+    still take a core left idle, so a waiting chapter is delayed by one exercise at most."""
     free = cores - sum(cores_used(n, cores) for n in running)
+    held = False
     for notebook in waiting:
         if not all(u in done for u in upstream_of(chapter(notebook), upstream)):
             continue
+        if held and not chapter(notebook).startswith("ex"):
+            continue
         if cores_used(notebook, cores) <= free:
             return notebook
-        if cores_used(notebook, cores) == cores:
-            return None
+        held = held or cores_used(notebook, cores) == cores
     return None
 
 
