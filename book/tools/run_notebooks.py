@@ -56,7 +56,7 @@ UPSTREAM: dict[str, tuple[str, ...]] = {
 }
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 # Chapters that use one core (torch_threads=1 in one process, or no torch), so two may run at once.
-ONE_CORE = {"01", "02", "04", "05", "06", "07", "08", "10", "11", "12", "13"}
+ONE_CORE = {"01", "02", "05", "06", "07", "08", "10", "11", "12", "13"}
 EXERCISES = "exercises"  # the course exercises: notebooks/exercises/exNN_*.ipynb, one per chapter
 
 
