@@ -15,9 +15,10 @@ and keeps keys for the executed copies there are (a book executed before keys we
 
 Notebooks run as soon as their upstream chapters are done, as many at once as `--cores` allows: a
 single-threaded one (`ONE_CORE`, and every exercise notebook) takes one core, any other takes all
-of them and runs alone. When a chapter that needs every core is ready, nothing new starts until it
-can (the chapters' chain is the build's critical path); exercises fill the cores single-threaded
-chapters leave free. Each notebook's time (or "unchanged") and the total wall time are printed.
+of them and runs alone. A ready chapter that needs every core holds the queue for the chapters
+behind it (the chapters' chain is the build's critical path); only exercise notebooks may still
+take a core a single-threaded chapter leaves idle. Each notebook's time (or "unchanged") and the
+total wall time are printed.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ def chapter(notebook: Path) -> str:
     return notebook.name.split("_")[0]
 
 
+def is_exercise(notebook: Path) -> bool:
+    return chapter(notebook).startswith("ex")
+
+
 def upstream_of(number: str, upstream: Mapping) -> tuple[str, ...]:
     """The chapters a notebook reads; a chapter's exercises read that chapter unless UPSTREAM says more."""
     if number in upstream:
@@ -99,7 +104,7 @@ def keys(
     upstream = UPSTREAM if upstream is None else upstream
     by_chapter: dict[str, str] = {}
     out = {}
-    for notebook in sorted(notebooks, key=lambda n: (chapter(n).startswith("ex"), n.name)):
+    for notebook in sorted(notebooks, key=lambda n: (is_exercise(n), n.name)):
         number = chapter(notebook)
         try:
             reads = upstream_of(number, upstream)
@@ -124,7 +129,7 @@ def keys(
 
 def executed_copy(notebook: Path, executed: Path) -> Path:
     """Where a notebook's executed copy goes: exercises in their own folder beside the chapters."""
-    folder = executed / EXERCISES if chapter(notebook).startswith("ex") else executed
+    folder = executed / EXERCISES if is_exercise(notebook) else executed
     return folder / notebook.name
 
 
@@ -154,7 +159,7 @@ def start(notebook: Path, executed: Path, papermill: str, log: Path) -> subproce
     command = [
         papermill,
         "--cwd",
-        str(notebook.parent.parent if chapter(notebook).startswith("ex") else notebook.parent),
+        str(notebook.parent.parent if is_exercise(notebook) else notebook.parent),
         "--kernel",
         "python3",
         "--no-progress-bar",
@@ -168,8 +173,7 @@ def start(notebook: Path, executed: Path, papermill: str, log: Path) -> subproce
 
 def cores_used(notebook: Path, cores: int) -> int:
     """1 for a single-threaded notebook, else every core."""
-    number = chapter(notebook)
-    return 1 if number in ONE_CORE or number.startswith("ex") else cores
+    return 1 if chapter(notebook) in ONE_CORE or is_exercise(notebook) else cores
 
 
 def next_to_start(
@@ -184,7 +188,7 @@ def next_to_start(
     for notebook in waiting:
         if not all(u in done for u in upstream_of(chapter(notebook), upstream)):
             continue
-        if held and not chapter(notebook).startswith("ex"):
+        if held and not is_exercise(notebook):
             continue
         if cores_used(notebook, cores) <= free:
             return notebook
@@ -194,8 +198,7 @@ def next_to_start(
 
 def execute(todo: list[Path], executed: Path, wanted: Mapping[str, str], done: set[str], cores: int) -> bool:
     """Run the stale notebooks, upstream first, on `cores` cores (`next_to_start`); True when all
-    succeeded.
-    After a failure nothing new starts and the running ones finish."""
+    succeeded. After a failure nothing new starts and the running ones finish."""
     papermill = str(Path(sys.executable).parent / "papermill")
     waiting, running, failed = list(todo), {}, False
     while waiting or running:
