@@ -17,11 +17,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
-T = TypeVar("T")
 _SILENCED = [False]
 QUIET_FOR = 5.0  # seconds a loop runs before its first line (a test sets 0 to see every line)
 
@@ -121,15 +120,3 @@ class Progress:
         self.lines.append(line)
         if enabled():
             print(line, file=self.stream or sys.stdout, flush=True)
-
-
-def track(
-    items: Iterable[T], label: str, unit: str = "items", total: int | None = None, **kwargs: Any
-) -> Iterator[T]:
-    """Yield `items`, counting them with a `Progress` (total: len(items) when it has one)."""
-    if total is None and hasattr(items, "__len__"):
-        total = len(items)  # type: ignore[arg-type]
-    progress = Progress(total, label, unit, **kwargs)
-    for item in items:
-        yield item
-        progress.update()

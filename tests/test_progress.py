@@ -70,8 +70,7 @@ def test_quiet_and_the_environment_switch_silence_lines_but_keep_them(monkeypatc
     assert len(bar.lines) == 4 and bar.stream.getvalue() == ""
 
 
-def test_track_counts_a_sized_iterable_and_bad_arguments_are_refused():
-    assert list(progress.track([1, 2, 3], "x")) == [1, 2, 3]
+def test_bad_arguments_are_refused_and_durations_read_well():
     with pytest.raises(ValueError, match="x: total must be at least 0"):
         progress.Progress(-1, "x")
     with pytest.raises(ValueError, match="x: fraction must be in"):
