@@ -17,6 +17,7 @@ from littlekit.databuild.common import BuildLog, sha256_file, write_text
 from littlekit.databuild.copies import build_gsm8k, build_mathcamps, build_onestop, build_wordlists
 from littlekit.databuild.demo import build_demo
 from littlekit.databuild.informational import build_graded_informational
+from littlekit.databuild.judge_labels import build_judge_labels
 from littlekit.databuild.passages import build_commoncoretext
 from littlekit.databuild.standards import build_standards
 
@@ -44,6 +45,7 @@ def build_all(source: Path, out: Path) -> None:
         ("commoncoretext_pd", lambda: build_commoncoretext(source, out, log, clear)),
         ("demo_corpus", lambda: build_demo(source, out, log, clear)),
         ("graded_informational", lambda: build_graded_informational(source, out, log)),
+        ("judge_labels", lambda: build_judge_labels(source, out, log)),
         ("gsm8k", lambda: build_gsm8k(source, out, log)),
         ("mathcamps", lambda: build_mathcamps(source, out, log)),
         ("onestopenglish", lambda: build_onestop(source, out, log)),
@@ -124,6 +126,9 @@ were derived. Load them with `littlekit.databuild.corpora`.
 - `graded_informational/`: passages of 31 school books labelled K5 / BEYOND / BOUNDARY by their own
   prefaces, whole authors in train or validation, BOUNDARY books held out (public domain); `arc/`: a
   small extract of ARC science-exam question stems with their exam's grade (CC BY-SA 4.0).
+- `judge_labels/`: passages of web text, Simple English Wikipedia, children's books and the
+  informational books labelled K5 / K8 / K12 / OOS one by one by an LLM judge (the filter's default
+  training labels; licence per record, non-commercial records left out).
 - `demo_corpus/`: mixed web and graded documents for the filter demos (licence per source).
 - `clear/`: the CLEAR corpus excerpts with readability scores (CC BY-NC-SA 4.0).
 - `onestopenglish/`: OneStopEnglish texts at three levels (CC BY-SA 4.0).

@@ -12,6 +12,7 @@ user supplies.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -73,7 +74,8 @@ def _path(relative: str, root: Root) -> Path:
 
 
 def _read_jsonl(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    with path.open(encoding="utf-8") as handle:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()]
     return _check(pd.DataFrame(rows, columns=None if rows else list(columns)), columns, path)
 

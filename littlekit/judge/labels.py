@@ -5,6 +5,7 @@ See the package docstring (`littlekit.judge`) for the fields.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -70,6 +71,17 @@ def write_labels(records: Iterable[Mapping[str, Any]], path: str | Path) -> int:
 
 
 def read_labels(path: str | Path) -> list[dict[str, Any]]:
-    """Read and validate a labels file written by `write_labels`."""
-    with Path(path).open(encoding="utf-8") as handle:
-        return [validate_label(json.loads(line)) for line in handle if line.strip()]
+    """Read and validate a labels file written by `write_labels` (gzip-compressed when its name ends
+    in .gz); a line that is not JSON is an error naming the file and the line."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    records = []
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(validate_label(json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
+    return records
