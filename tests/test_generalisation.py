@@ -295,10 +295,12 @@ def test_loco_holds_tests_the_beyond_ceiling_of_the_named_corpora_only():
         "aoa_p95": [5.0] * 6,
     })
     row = pd.Series({"fasttext_min_k5_prob": 0.5, "encoder_min_k5_prob": None, "max_aoa": None})
-    assert gen.loco_holds(scores, ["x"], max_beyond=0.5)(row)  # x keeps 1 of its 2 Beyond labels
-    assert not gen.loco_holds(scores, ["x"], max_beyond=0.4)(row)
-    assert not gen.loco_holds(scores, ["x", "y"], max_beyond=0.5)(row)  # y keeps both
+    assert gen.loco_holds(scores, ["x"], max_beyond=0.5, min_rows=1)(row)  # x keeps 1 of its 2 Beyond labels
+    assert not gen.loco_holds(scores, ["x"], max_beyond=0.4, min_rows=1)(row)
+    assert not gen.loco_holds(scores, ["x", "y"], max_beyond=0.5, min_rows=1)(row)  # y keeps both
+    # two Beyond labels are too few to show a rate at the default minimum: neither corpus is tested
+    assert gen.loco_holds(scores, ["x", "y"], max_beyond=0.0)(row)
     strict = row.copy()
     strict["fasttext_min_k5_prob"] = 0.96
-    assert gen.loco_holds(scores, ["x", "y"], max_beyond=0.0)(strict)
+    assert gen.loco_holds(scores, ["x", "y"], max_beyond=0.0, min_rows=1)(strict)
     assert "at most 0.03 of the Beyond-K-5 labels of x, y kept" in gen.loco_rule(["x", "y"])

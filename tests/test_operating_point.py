@@ -569,3 +569,36 @@ def test_best_joint_takes_the_best_row_that_also_meets_a_further_test():
     assert stricter["fasttext_min_k5_prob"] == 0.6 and bool(stricter["also_met"])
     none = op.best_joint(sweep, allowed=2, also_meets=lambda row: False)
     assert none["fasttext_min_k5_prob"] == 0.5 and not bool(none["also_met"])
+
+
+def test_a_kind_with_too_few_beyond_rows_to_show_a_rate_does_not_veto():
+    # 100 Beyond rows of a kind that never leaks, 3 of a kind whose rows reach 0.9
+    rows = [("K8", "K8", 0.1)] * 100 + [("K8", "K5", 0.9)] * 3 + [("K5", "K5", 0.95)]
+    kinds = ["big"] * 100 + ["tiny"] * 3 + ["big"]
+    frame = frame_of(rows)
+    assert op.testable_kinds(kinds, (frame["band"] != "K5").to_numpy()) == ["big"]
+    assert op.choose_min_k5_prob(frame, target=0.05, kinds=kinds) is None  # 3 of 103 pooled: within 5%
+
+
+def test_the_precision_rule_takes_the_minimum_from_which_kept_rows_stay_mostly_k5():
+    # web-like rows: at 0.94 four of the five kept rows are K-5, but at the stricter 0.97 only two of
+    # three are: a minimum that only a dip in the curve makes precise is not taken
+    p_k5 = np.array([0.99, 0.98, 0.97, 0.96, 0.95, 0.93, 0.91, 0.85, 0.8, 0.6])
+    is_k5 = np.array([True, True, False, True, True, False, False, True, False, False])
+    threshold = op._threshold_precise(p_k5, is_k5, min_precision=0.75, step=0.01)
+    assert threshold == pytest.approx(0.98)
+    kept = p_k5 >= threshold
+    assert is_k5[kept].mean() >= 0.75
+    for stricter in np.arange(threshold, 1.0, 0.01):
+        rows = p_k5 >= stricter
+        assert not rows.any() or is_k5[rows].mean() >= 0.75
+    assert op._threshold_precise(p_k5[is_k5], is_k5[is_k5], 0.9, 0.01) is None  # all K-5: no minimum
+
+
+def test_choose_min_k5_prob_meets_the_precision_rule_on_its_rows_only():
+    rows = [("K5", "K5", 0.99), ("K8", "K5", 0.97), ("K5", "K5", 0.95), ("K8", "K5", 0.9)] + [("K8", "K8", 0.1)] * 200
+    frame = frame_of(rows + [("K5", "K5", 0.92)])
+    web = np.array([True] * 4 + [False] * 201)
+    assert op.choose_min_k5_prob(frame, target=0.02) is None  # 2 of 202 Beyond rows kept: within 2%
+    threshold = op.choose_min_k5_prob(frame, target=0.02, precision_rows=web, min_precision=0.9)
+    assert threshold == pytest.approx(0.971)  # only the 0.99 web row stays, 1 of 1 K-5

@@ -16,8 +16,8 @@ pytest.importorskip("fasttext")
 
 
 def test_missing_labels_are_rebuilt_with_chapter_2s_call_then_read(tmp_path):
-    labels, note = run_labels(tmp_path, seed=0, max_per_band=6)
-    assert "did not exist" in note and "max_per_band=6" in note
+    labels, note = run_labels(tmp_path, seed=0, max_per_band=6, labels="source")
+    assert "did not exist" in note and "max_per_band=6" in note and "'source'" in note
     assert labels_file(tmp_path).is_file()
     assert set(labels["band"]) == set(BANDS)
     assert labels["band"].value_counts().max() <= 6
@@ -62,3 +62,9 @@ def test_trained_max_length_reads_the_training_history(tmp_path):
     assert trained_max_length(tmp_path) is None
     (tmp_path / "train_history.json").write_text(json.dumps({"config": {"max_length": 128}}))
     assert trained_max_length(tmp_path) == 128
+
+
+def test_missing_labels_are_the_judges_by_default(tmp_path):
+    labels, note = run_labels(tmp_path)
+    assert "build_labels('judge'" in note
+    assert labels["source"].str.startswith("llm-judge:").mean() > 0.9

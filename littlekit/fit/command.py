@@ -1,6 +1,8 @@
 """`littlekit fit`: write the filter's artifacts folder (the released layout) from a data root.
 
-    littlekit fit all --data data --out runs/default/artifacts
+    littlekit fit all --data data --out runs/default/artifacts              # the judge's labels
+    littlekit fit all --labels source --out runs/source/artifacts           # grade-labelled sources
+    littlekit fit all --labels judge,more.jsonl --out runs/more/artifacts   # plus a judge-format file
     littlekit fit labels --data data --out runs/default/artifacts
     littlekit fit fasttext --out runs/default/artifacts         # needs the labels
     littlekit fit encoder --out runs/default/artifacts          # needs the labels
@@ -37,7 +39,7 @@ from littlekit.filter.cascade import Cascade
 from littlekit.filter.filter_config import config_path, read_operating_point
 from littlekit.filter.word_table import DEFAULT_MIN_DOCUMENTS, MIN_BEYOND_SCORE, blocklist, load_word_scores
 from littlekit.fit import recipes
-from littlekit.fit.labels import DEFAULT_MAX_PER_BAND, load_labels
+from littlekit.fit.labels import DEFAULT_LABELS, DEFAULT_MAX_PER_BAND, load_labels
 
 STEPS = ("labels", "aoa", "fasttext", "encoder", "operating-point", "word-table")
 
@@ -50,6 +52,7 @@ class Fit:
     artifacts: Path
     run: Path
     seed: int = 0
+    labels_spec: str = DEFAULT_LABELS  # `littlekit.fit.labels.build_labels`' label sets
     max_per_band: int = DEFAULT_MAX_PER_BAND
     threads: int = 1
     fasttext: recipes.FastTextRecipe = field(default_factory=recipes.FastTextRecipe)
@@ -74,9 +77,11 @@ class Fit:
 
 def fit_labels(fit: Fit) -> None:
     path = runs.path(fit.run, "labels")
-    labels = recipes.make_labels(path, fit.data_root, seed=fit.seed, max_per_band=fit.max_per_band)
+    labels = recipes.make_labels(
+        path, fit.data_root, seed=fit.seed, max_per_band=fit.max_per_band, labels=fit.labels_spec
+    )
     counts = ", ".join(f"{band} {n:,}" for band, n in labels["band"].value_counts().sort_index().items())
-    fit.say(f"      {len(labels):,} labelled documents ({counts}) -> {path}")
+    fit.say(f"      {len(labels):,} labelled documents ({counts}) from {fit.labels_spec} -> {path}")
 
 
 def fit_aoa(fit: Fit) -> None:
@@ -236,7 +241,14 @@ def add_fit_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--max-per-band", type=positive_int, default=DEFAULT_MAX_PER_BAND, help="labels per band"
+        "--labels",
+        default=DEFAULT_LABELS,
+        help="comma-separated label sets: judge (the data root's LLM-judge labels with ARC and MathCAMPS "
+        "items, the default), source (the grade-labelled sources), or judge-format JSON-lines files whose "
+        "records carry their text",
+    )
+    parser.add_argument(
+        "--max-per-band", type=positive_int, default=DEFAULT_MAX_PER_BAND, help="source labels per band"
     )
     parser.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
     parser.add_argument(
@@ -274,6 +286,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
         artifacts=out,
         run=run,
         seed=args.seed,
+        labels_spec=args.labels,
         max_per_band=args.max_per_band,
         threads=args.threads,
         fasttext=recipes.FastTextRecipe(seed=args.seed, beyond_keep_target=args.beyond_keep_target),

@@ -37,8 +37,8 @@ import pandas as pd
 
 from littlekit.analysis.validate import TARGET_MIN_K5
 from littlekit.filter.filter_config import OperatingPoint
-from littlekit.fit.labels import SOURCE_PREFIX, shingles
-from littlekit.fit.operating_point import _stage, kept_at, out_of_fold_encoder, out_of_fold_fasttext, rates_of
+from littlekit.fit.labels import JUDGE_PREFIX, SOURCE_PREFIX, shingles
+from littlekit.fit.operating_point import MIN_KIND_BEYOND, _stage, kept_at, out_of_fold_encoder, out_of_fold_fasttext, rates_of
 from littlekit.stats import wilson_interval
 
 # The one place a label's source is mapped to its corpus. A source not named here is its own
@@ -51,9 +51,17 @@ CORPUS_NAMES: dict[str, str] = {
     SOURCE_PREFIX + "mathcamps": "MathCAMPS",
     SOURCE_PREFIX + "gsm8k": "GSM8K",
     SOURCE_PREFIX + "onestopenglish": "OneStopEnglish",
-    # corpora still to enter the labels, under the names the issue gives them
     SOURCE_PREFIX + "informational": "informational books",
     SOURCE_PREFIX + "arc": "ARC",
+    # the LLM judge's label groups (`littlekit.fit.labels.JUDGE_GROUPS`)
+    JUDGE_PREFIX + "web": "web",
+    JUDGE_PREFIX + "simplewiki": "Simple Wikipedia",
+    JUDGE_PREFIX + "informational": "informational books",
+    JUDGE_PREFIX + "kids:storyweaver": "StoryWeaver",
+    JUDGE_PREFIX + "kids:africanstorybook": "African Storybook",
+    JUDGE_PREFIX + "kids:bookdash": "Book Dash",
+    JUDGE_PREFIX + "kids:gdl": "Global Digital Library",
+    JUDGE_PREFIX + "kids:letsread": "Let's Read",
 }
 # The targets a held-out corpus is checked against: chapter 7's K-5 acceptance target, and the
 # issue's ceiling on Beyond-K-5 text kept from a corpus no model saw (the in-distribution
@@ -65,7 +73,7 @@ POPULATIONS = ("all", "first_stage")
 
 def corpus_of(source: str) -> str:
     """The corpus a label source belongs to."""
-    return CORPUS_NAMES.get(source, str(source).removeprefix(SOURCE_PREFIX))
+    return CORPUS_NAMES.get(source, str(source).removeprefix(SOURCE_PREFIX).removeprefix(JUDGE_PREFIX))
 
 
 def label_corpora(labels: pd.DataFrame) -> pd.Series:
@@ -381,14 +389,16 @@ def loco_holds(
     corpora: Sequence[str],
     max_beyond: float = MAX_BEYOND_KEPT,
     stages: Sequence[str] | None = None,
+    min_rows: int = MIN_KIND_BEYOND,
 ):
     """A test for `littlekit.fit.operating_point.choose_joint(also_meets=...)`: does a candidate
     point (a sweep row with max_aoa, fasttext_min_k5_prob, encoder_min_k5_prob) keep at most
     `max_beyond` of the Beyond-K-5 labels of each of `corpora`, each held out of the models that
     scored it (`scores`: leave-one-corpus-out scores)? Corpora outside `corpora` (e.g. MathCAMPS,
-    whose held-out problems no other corpus teaches the classifiers to grade) are not tested."""
+    whose held-out problems no other corpus teaches the classifiers to grade) are not tested, nor
+    corpora with fewer than `min_rows` Beyond-K-5 labels (too few for a rate)."""
     beyond = (scores["band"] != "K5").to_numpy()
-    masks = [m for m in ((scores["corpus"] == c).to_numpy() & beyond for c in corpora) if m.any()]
+    masks = [m for m in ((scores["corpus"] == c).to_numpy() & beyond for c in corpora) if m.sum() >= min_rows]
 
     def holds(row: pd.Series) -> bool:
         point = {

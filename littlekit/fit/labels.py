@@ -1,7 +1,21 @@
-"""Training labels for the grade classifiers: from grade-labelled sources, or from the LLM judge.
+"""Training labels for the grade classifiers: an LLM judge's passage labels, or grade-labelled sources.
 
-No LLM is reachable offline, so the embedded default labels documents by the grade their source
-already gives them, never by a model:
+`build_labels(spec)` makes the labels a fit trains on; `spec` is a comma-separated list of label
+sets, each `judge` (the default), `source`, or a path to a judge-format file whose records carry
+their text:
+
+- `judge` (`build_judge_labels`): the data root's `judge_labels/labels.jsonl`, passages of web
+  text, Simple English Wikipedia, children's books and the informational school books that an
+  LLM judge labelled one by one with the paper's four bands (the paper trains its classifiers on
+  such labels), plus the two item-graded sets the judge did not label: ARC question stems by
+  their exam's grade and MathCAMPS problems by their standard's grade (`ITEM_MAX_PER_BAND` each).
+  Each judge record's source is `llm-judge:<group>` (`JUDGE_GROUPS`: all web crawl text is one
+  group, Simple Wikipedia another, each children's platform its own, the informational books
+  one), its `corpus` the corpus it came from and its `group` the unit folds keep whole (a web
+  site, a children's book; informational passages take their book's split group).
+- a path: that judge-format file's records, grouped as above.
+- `source` (`build_default_labels`): documents labelled by the grade their source already gives
+  them, never by a model (the labels of the project before judge labels existed):
 
 - `source-label:gutenberg`: the CCSS exemplar band of each Gutenberg book
   (CommonCoreText-PD, train split only).
@@ -25,7 +39,7 @@ by "a bright middle school student" (2-8 steps), so any single band is wrong for
 it, and the K5/K8 boundary is exactly where the classifier's mistakes matter. MathCAMPS already
 gives graded math word problems. `gsm8k_band="K8"` adds it as a conservative K8.
 
-Nothing is drawn from CommonCoreText-PD validation sources: CLEAR excerpts outside
+Nothing is drawn from CommonCoreText-PD or graded_informational validation sources (any label set): CLEAR excerpts outside
 CommonCoreText-PD are kept only when their author group is a training group, and every candidate
 sharing a text or any 8-word sequence with a validation passage is dropped.
 
@@ -33,7 +47,7 @@ Balance: within a band, each source gets an equal share of `max_per_band`; a sou
 documents passes its unused share to the others (seeded sample of document ids).
 
 Records are the judge's label format (`littlekit.judge`: id, text_sha256, band, votes, judge,
-source) plus a `text` field, so the same reader takes both. `load_labels(path)` reads either
+source) plus `text`, `corpus` and `group` fields, so the same reader takes both. `load_labels(path)` reads either
 kind; judge labels, which carry no text, are joined with their documents by `text_sha256`.
 """
 
@@ -49,14 +63,32 @@ from pathlib import Path
 
 import pandas as pd
 
+from littlekit import config
 from littlekit.databuild import corpora
+from littlekit.databuild.judge_labels import WEB_CRAWL_CORPORA, WIKI_CORPORA
 from littlekit.grades import BANDS, grade_to_band
 from littlekit.judge.labels import make_label, read_labels, text_sha256, write_labels
 
 log = logging.getLogger("littlekit.fit.labels")
 
 SOURCE_PREFIX = "source-label:"
-LABEL_COLUMNS = ("id", "text_sha256", "band", "votes", "judge", "source", "text")
+JUDGE_PREFIX = "llm-judge:"
+LABEL_COLUMNS = ("id", "text_sha256", "band", "votes", "judge", "source", "text", "corpus", "group")
+JUDGE_LABELS_FILE = "judge_labels/labels.jsonl.gz"
+LABEL_SETS = ("judge", "source")
+DEFAULT_LABELS = "judge"
+# The judge's corpora by the group a label's source names (the kind of text the every-kind rule
+# and leave-one-corpus-out checks treat as one): crawl text is one kind whichever crawl it came
+# from; Simple English Wikipedia (edited, simplified encyclopedia text) another; each children's
+# platform and the informational school books their own.
+JUDGE_GROUPS: dict[str, str] = {
+    **{corpus: "web" for corpus in WEB_CRAWL_CORPORA},
+    **{corpus: "simplewiki" for corpus in WIKI_CORPORA},
+    "graded_informational": "informational",
+}
+# The judge sources that are web text a FineWeb-Edu run meets (crawl text and the wikis)
+WEB_SOURCES = (JUDGE_PREFIX + "web", JUDGE_PREFIX + "simplewiki")
+ITEM_MAX_PER_BAND = 300
 DEFAULT_MAX_PER_BAND = 1600
 SHINGLE_WORDS = 8
 
@@ -88,14 +120,142 @@ def build_default_labels(
         ],
         ignore_index=True,
     )
-    candidates = _drop_validation_overlap(candidates, validation["text"])
+    validation_texts = [*validation["text"], *corpora.load_graded_informational(root, split="validation")["text"]]
+    candidates = _drop_validation_overlap(candidates, validation_texts)
     chosen = balance(candidates, max_per_band, seed)
     records = [
-        {**make_label(row.id, row.text, row.band, row.source), "text": row.text}
+        {**make_label(row.id, row.text, row.band, row.source), "text": row.text, "corpus": _source_corpus(row.source)}
         for row in chosen.itertuples(index=False)
     ]
     frame = pd.DataFrame(records, columns=list(LABEL_COLUMNS))
-    return frame.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True)
+    return _label_frame(frame.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True))
+
+
+def build_labels(
+    spec: str = DEFAULT_LABELS,
+    root: str | os.PathLike | None = None,
+    seed: int = 0,
+    max_per_band: int = DEFAULT_MAX_PER_BAND,
+) -> pd.DataFrame:
+    """The labels a fit trains on, from a comma-separated list of label sets (`judge`, `source`,
+    or judge-format files with text; see the module docstring), with ids and texts unique across
+    the sets and nothing sharing text with a validation passage. `max_per_band`: the `source`
+    set's balance."""
+    parts = [part.strip() for part in str(spec).split(",") if part.strip()]
+    if not parts:
+        raise ValueError(f"no label set named in {spec!r}: give {' or '.join(LABEL_SETS)} or label files")
+    frames = []
+    for part in parts:
+        if part == "judge":
+            frames.append(build_judge_labels(root, seed=seed))
+        elif part == "source":
+            frames.append(build_default_labels(root, seed=seed, max_per_band=max_per_band))
+        else:
+            frames.append(_judge_file_rows(Path(part).expanduser(), root))
+    labels = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    labels = labels.drop_duplicates("text_sha256").reset_index(drop=True)
+    clash = labels["id"][labels["id"].duplicated()]
+    if len(clash):
+        raise ValueError(f"label sets {spec!r} use the same ids for different texts: {sorted(set(clash))[:5]}")
+    if len(frames) > 1:
+        labels = _drop_validation_overlap(labels, _validation_texts(root))
+    return _label_frame(labels.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True))
+
+
+def build_judge_labels(
+    root: str | os.PathLike | None = None,
+    seed: int = 0,
+    files: Iterable[str | os.PathLike] | None = None,
+    item_max_per_band: int = ITEM_MAX_PER_BAND,
+) -> pd.DataFrame:
+    """The judge's labels (`files`, default the data root's `judge_labels/labels.jsonl`) and the
+    item-graded ARC and MathCAMPS labels (at most `item_max_per_band` per band each), minus anything
+    sharing text with a CommonCoreText-PD or graded_informational validation passage.
+
+    Returns LABEL_COLUMNS sorted by band then id.
+    """
+    paths = [Path(f) for f in files] if files is not None else [config.data_path(JUDGE_LABELS_FILE, root)]
+    judged = [_judge_file_rows(path, root, check_overlap=False) for path in paths]
+    items = pd.concat(
+        [
+            _mathcamps_rows(corpora.load_mathcamps(root)),
+            _arc_rows(corpora.load_arc(root, split="train")),
+        ],
+        ignore_index=True,
+    )
+    items = balance(items, item_max_per_band, seed) if len(items) else items
+    item_records = [
+        {**make_label(r.id, r.text, r.band, r.source), "text": r.text, "corpus": _source_corpus(r.source)}
+        for r in items.itertuples(index=False)
+    ]
+    frame = pd.concat([*judged, pd.DataFrame(item_records)], ignore_index=True)
+    frame = frame.drop_duplicates("text_sha256").reset_index(drop=True)
+    frame = _drop_validation_overlap(frame, _validation_texts(root))
+    return _label_frame(frame.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True))
+
+
+def judge_group(corpus: str) -> str:
+    """The group a judge corpus belongs to (`JUDGE_GROUPS`; a children's platform is its own)."""
+    return JUDGE_GROUPS.get(corpus, corpus)
+
+
+def _judge_file_rows(path: Path, root: str | os.PathLike | None, check_overlap: bool = True) -> pd.DataFrame:
+    """A judge-format file's labelled records (with text) as label rows: source `llm-judge:<group>`,
+    their corpus, and the unit folds keep whole."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"label file {path} does not exist (a label set is {', '.join(LABEL_SETS)} or a judge-format file)"
+        )
+    records = []
+    for number, record in enumerate(read_labels(path), 1):
+        if record["band"] is None:
+            continue
+        text = record.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{path}: label {record['id']!r} (record {number}) carries no text")
+        if text_sha256(text) != record["text_sha256"]:
+            raise ValueError(f"{path}: label {record['id']!r} (record {number}): text does not match text_sha256")
+        corpus = str(record.get("corpus") or "judge")
+        records.append({
+            **{key: record[key] for key in ("id", "text_sha256", "band", "votes", "judge")},
+            "source": JUDGE_PREFIX + judge_group(corpus),
+            "text": text,
+            "corpus": corpus,
+            "group": _judge_unit(record, corpus),
+        })
+    if not records:
+        raise ValueError(f"{path} holds no labelled records")
+    frame = pd.DataFrame(records, columns=list(LABEL_COLUMNS))
+    if check_overlap:
+        frame = _drop_validation_overlap(frame, _validation_texts(root))
+    return frame
+
+
+def _judge_unit(record: dict, corpus: str) -> str | None:
+    """The unit a fold keeps whole: a children's book, a web site; None where `label_groups` knows
+    better (informational passages: their book's split group)."""
+    if record.get("book"):
+        return f"book:{corpus}:{record['book']}"
+    if corpus == "graded_informational":
+        return None
+    url = record.get("url")
+    if isinstance(url, str) and "://" in url:
+        host = url.split("://", 1)[1].split("/", 1)[0].lower().removeprefix("www.")
+        if host:
+            return f"site:{host}"
+    return f"doc:{record['id']}"
+
+
+def _source_corpus(source: str) -> str:
+    return str(source).removeprefix(SOURCE_PREFIX)
+
+
+def _validation_texts(root: str | os.PathLike | None) -> list[str]:
+    """Every validation passage a label must not share text with: CommonCoreText-PD's and
+    graded_informational's."""
+    passages = corpora.load_commoncoretext(root, split="validation")
+    books = corpora.load_graded_informational(root, split="validation")
+    return [*passages["text"], *books["text"]]
 
 
 def write_label_file(labels: pd.DataFrame, path: str | os.PathLike) -> int:
@@ -105,8 +265,9 @@ def write_label_file(labels: pd.DataFrame, path: str | os.PathLike) -> int:
         record["votes"] = record.get("votes") or {}
         if isinstance(record.get("judge"), float):  # NaN from a frame built without judge info
             record["judge"] = None
-        if _missing(record.get("band")):  # pandas turns a None band into NaN in a str column
-            record["band"] = None
+        for name in ("band", "corpus", "group"):  # pandas turns None into NaN in a str column
+            if _missing(record.get(name)):
+                record[name] = None
     return write_labels(records, path)
 
 
@@ -138,7 +299,18 @@ def load_labels(
     ]
     if bad:
         raise ValueError(f"{path}: text does not match text_sha256 for ids {bad[:5]} ({len(bad)} in all)")
-    return frame[list(LABEL_COLUMNS)]
+    return _label_frame(frame)
+
+
+def _label_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """LABEL_COLUMNS in order, `corpus` and `group` as objects with None where missing (files
+    written before these fields existed get the corpus their source names)."""
+    frame = frame.reindex(columns=list(LABEL_COLUMNS))
+    for name in ("corpus", "group"):
+        frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
+    if frame["corpus"].isna().any():
+        frame["corpus"] = frame["corpus"].fillna(frame["source"].map(_source_corpus))
+    return frame
 
 
 def split_labels(

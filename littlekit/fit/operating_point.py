@@ -58,6 +58,12 @@ COMMONCORETEXT_SOURCES = ("source-label:clear", "source-label:gutenberg", "sourc
 # and ARC (question stems of 10-20 words) train the classifiers but do not set the point.
 GRADED_SOURCES = (*COMMONCORETEXT_SOURCES, "source-label:informational")
 TUNING_SOURCES = {"graded": GRADED_SOURCES, "commoncoretext": COMMONCORETEXT_SOURCES, "all": None}
+# "judge": every LLM-judge-labelled source (the item-graded ARC and MathCAMPS train but do not set
+# the point); "auto": "judge" when the labels hold judge labels, else "graded"
+TUNING_CHOICES = (*TUNING_SOURCES, "judge", "auto")
+JUDGE_PREFIX = "llm-judge:"
+DEFAULT_MIN_PRECISION = 0.9
+MIN_KIND_BEYOND = 10  # a kind's own Beyond-K-5 rate is tested only with at least this many rows
 INFORMATIONAL_PREFIX = "gi-"  # ids of graded_informational passages (littlekit.databuild.informational)
 STEP = 0.001  # thresholds are rounded up to this grid, so the file holds readable numbers
 
@@ -65,13 +71,28 @@ STEP = 0.001  # thresholds are rounded up to this grid, so the file holds readab
 # --- source groups and folds --------------------------------------------------------------------
 
 
+def tuning_sources(tune_on: str, labels: pd.DataFrame) -> tuple[str, ...] | None:
+    """The label sources whose rates set a point (`TUNING_CHOICES`; None: every source)."""
+    if tune_on not in TUNING_CHOICES:
+        raise ValueError(f"tune_on must be one of {', '.join(TUNING_CHOICES)}, got {tune_on!r}")
+    judged = tuple(sorted(s for s in set(labels["source"]) if str(s).startswith(JUDGE_PREFIX)))
+    if tune_on == "auto":
+        tune_on = "judge" if judged else "graded"
+    if tune_on == "judge":
+        if not judged:
+            raise ValueError("tune_on='judge' but the labels hold no LLM-judge labels")
+        return judged
+    return TUNING_SOURCES[tune_on]
+
+
 def label_groups(labels: pd.DataFrame, root: str | os.PathLike | None = None) -> pd.Series:
     """The source unit of each label (index aligned with `labels`), for source-grouped folds.
 
     CommonCoreText-PD passages take their `split_group` (the unit the train/validation split keeps
     whole: a Gutenberg or CLEAR author, an OpenStax book); other CLEAR excerpts their author group
-    (same rule); MathCAMPS problems their CCSS standard; anything else (TinyStories stories, LLM-judge
-    labels) is its own group.
+    (same rule); MathCAMPS problems their CCSS standard; a label with a `group` of its own (judge
+    labels: a web site, a children's book) that group; anything else (TinyStories stories) is its
+    own group.
     """
     from littlekit.databuild import corpora
     from littlekit.databuild.passages import author_key
@@ -87,7 +108,12 @@ def label_groups(labels: pd.DataFrame, root: str | os.PathLike | None = None) ->
     if ids.str.startswith(INFORMATIONAL_PREFIX).any():
         books = corpora.load_graded_informational(root)
         by_id.update(zip(books["id"], "informational:" + books["split_group"], strict=True))
-    return pd.Series([by_id.get(i) or _own_group(i) for i in ids], index=labels.index, name="group")
+    given = labels["group"] if "group" in labels.columns else pd.Series(None, index=labels.index)
+    return pd.Series(
+        [g if isinstance(g, str) and g else by_id.get(i) or _own_group(i) for i, g in zip(ids, given, strict=True)],
+        index=labels.index,
+        name="group",
+    )
 
 
 def _own_group(label_id: str) -> str:
@@ -218,6 +244,8 @@ def choose_min_k5_prob(
     confidence: float | None = None,
     later_keeps: Sequence[bool] | None = None,
     kinds: Sequence[str] | None = None,
+    precision_rows: Sequence[bool] | None = None,
+    min_precision: float | None = None,
 ) -> float | None:
     """The smallest P(K5) minimum (on a `step` grid) keeping at most `target` of the Beyond-K-5 rows.
 
@@ -225,7 +253,10 @@ def choose_min_k5_prob(
     (`allowed_beyond`). `later_keeps`: whether a later stage keeps each row (the rate is then that
     of both stages together). `kinds`: a kind of text per row (e.g. its label source); the
     Beyond-K-5 keep rate of every kind must then also be at most `target` (point estimate), so a
-    kind that leaks cannot hide behind a larger kind that does not. None when the released rule
+    kind that leaks cannot hide behind a larger kind that does not. `precision_rows` and
+    `min_precision`: of the rows of `precision_rows` kept, at least `min_precision` must be K-5
+    at this minimum and every stricter one (`_threshold_precise`): where K-5 text is rare (web
+    text), a small Beyond-K-5 keep rate can still leave the kept text mostly Beyond-K-5. None when the released rule
     (top band K5) already meets the target. The result may still miss the target when Beyond-K-5
     rows reach P(K5) = 1; when even keeping no Beyond-K-5 row cannot show the target
     (`allowed_beyond` < 0), every one of them is dropped.
@@ -239,12 +270,53 @@ def choose_min_k5_prob(
     thresholds = [_threshold_keeping(p_k5[candidates], allowed, step)]
     if kinds is not None:
         kinds = np.asarray(kinds, dtype=object)
-        for kind in pd.unique(kinds[beyond_rows]):
+        for kind in testable_kinds(kinds, beyond_rows):
             of_kind = kinds == kind
             allowed_here = allowed_beyond(int((beyond_rows & of_kind).sum()), target)
             thresholds.append(_threshold_keeping(p_k5[candidates & of_kind], allowed_here, step))
+    if precision_rows is not None and min_precision is not None:
+        open_rows = (frame["pred"] == "K5").to_numpy() & np.asarray(precision_rows, dtype=bool)
+        if later_keeps is not None:
+            open_rows &= np.asarray(later_keeps, dtype=bool)
+        thresholds.append(_threshold_precise(p_k5[open_rows], ~beyond_rows[open_rows], min_precision, step))
     chosen = [t for t in thresholds if t is not None]
     return max(chosen) if chosen else None
+
+
+def testable_kinds(kinds: np.ndarray, beyond_rows: np.ndarray, min_rows: int | None = None) -> list:
+    """The kinds holding at least `min_rows` Beyond-K-5 rows (default MIN_KIND_BEYOND): a kind of
+    three Beyond-K-5 labels says nothing about a rate of 2% (one kept label is 33%), yet would veto
+    every point that keeps one of them."""
+    needed = MIN_KIND_BEYOND if min_rows is None else min_rows
+    counts = pd.Series(np.asarray(kinds, dtype=object)[np.asarray(beyond_rows, dtype=bool)]).value_counts()
+    return [kind for kind, n in counts.items() if n >= needed]
+
+
+def _threshold_precise(p_k5: np.ndarray, is_k5: np.ndarray, min_precision: float, step: float) -> float | None:
+    """The smallest grid minimum at which, and at every stricter one, at least `min_precision` of
+    the rows kept (P(K5) >= minimum) are K-5 (keeping none counts as precise); None when every
+    minimum is precise already. Requiring it of every stricter minimum too keeps the choice off a
+    lucky dip in a noisy curve."""
+    if not 0.0 < min_precision <= 1.0:
+        raise ValueError(f"min_precision must be in (0, 1], got {min_precision}")
+    grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
+    p_k5 = np.asarray(p_k5, dtype=float)
+    is_k5 = np.asarray(is_k5, dtype=bool)
+    kept = len(p_k5) - np.searchsorted(np.sort(p_k5), grid, side="left")
+    kept_k5 = int(is_k5.sum()) - np.searchsorted(np.sort(p_k5[is_k5]), grid, side="left")
+    precise = (kept == 0) | (kept_k5 >= min_precision * kept - 1e-9)
+    if precise.all():
+        return None
+    last_imprecise = int(np.flatnonzero(~precise).max())
+    return round(min(grid[min(last_imprecise + 1, len(grid) - 1)], 1.0), 10)
+
+
+def precision_of(frame: pd.DataFrame, keep: Sequence[bool], rows: Sequence[bool]) -> dict[str, float]:
+    """Of `rows` kept: how many, how many are K-5, and that share (NaN when none is kept)."""
+    kept = np.asarray(keep, dtype=bool) & np.asarray(rows, dtype=bool)
+    k5 = (frame["band"] == "K5").to_numpy()
+    n, n_k5 = int(kept.sum()), int((kept & k5).sum())
+    return {"precise_kept": n, "precise_k5_kept": n_k5, "precision": n_k5 / n if n else math.nan}
 
 
 def _threshold_keeping(beyond: np.ndarray, allowed: int, step: float) -> float | None:
@@ -294,6 +366,8 @@ def tune_fasttext(
     measure_sources: Collection[str] | None = None,
     root: str | os.PathLike | None = None,
     confidence: float | None = None,
+    precision_sources: Collection[str] | None = None,
+    min_precision: float | None = None,
     **hyper: Any,
 ) -> Tuning:
     """Choose fastText's min_k5_prob by source-grouped cross-validation on the training labels.
@@ -303,7 +377,9 @@ def tune_fasttext(
     AoA stage, or a Stage; None = no stage) and, when `measure_sources` is given, whose `source`
     is one of them (e.g. COMMONCORETEXT_SOURCES). `groups`: source groups (default
     `label_groups(labels, root)`). `confidence`: meet the target with that confidence
-    (`allowed_beyond`; None: the point estimate). The details also hold the rates on every label `first_stage`
+    (`allowed_beyond`; None: the point estimate). `precision_sources`, `min_precision`: of the
+    measured labels from those sources kept, at least that share must be K-5 (`choose_min_k5_prob`).
+    The details also hold the rates on every label `first_stage`
     keeps, whatever its source, so a restriction's effect is visible.
     """
     labels = labels.reset_index(drop=True)
@@ -327,7 +403,10 @@ def tune_fasttext(
     oof["first_stage_keeps"] = passes
     oof["eligible"] = measured
     pool = oof[oof["eligible"]]
-    threshold = choose_min_k5_prob(pool, target, confidence=confidence)
+    precise = _precision_rows(pool, precision_sources, min_precision)
+    threshold = choose_min_k5_prob(
+        pool, target, confidence=confidence, precision_rows=precise, min_precision=min_precision
+    )
     released, chosen = keep_rates(pool, None), keep_rates(pool, threshold)
     every_source = oof[oof["first_stage_keeps"]]
     details = {
@@ -342,6 +421,9 @@ def tune_fasttext(
         "oof_released_every_source": keep_rates(every_source, None),
         "oof_chosen_every_source": keep_rates(every_source, threshold),
     }
+    if precise is not None:
+        details["min_precision"] = {"sources": sorted(precision_sources), "min": min_precision}
+        details["oof_chosen_precision"] = precision_of(pool, kept_at(pool["pred"], pool["p_k5"], threshold), precise)
     point = OperatingPoint(
         fasttext_min_k5_prob=threshold,
         encoder_min_k5_prob=None,
@@ -350,6 +432,15 @@ def tune_fasttext(
         details=details,
     )
     return Tuning(point, oof, released, chosen)
+
+
+def _precision_rows(
+    pool: pd.DataFrame, sources: Collection[str] | None, min_precision: float | None
+) -> np.ndarray | None:
+    """The rows whose kept share must be K-5 (those from `sources`), or None without the rule."""
+    if min_precision is None or not sources:
+        return None
+    return pool["source"].isin(set(sources)).to_numpy()
 
 
 def _rule(target: float, confidence: float | None, what: str) -> str:
@@ -449,6 +540,8 @@ def joint_sweep(
     step: float = STEP,
     aoa_grid: Sequence[float | None] = (None,),
     kinds: Sequence[str] | None = None,
+    precision_rows: Sequence[bool] | None = None,
+    min_precision: float | None = None,
 ) -> pd.DataFrame:
     """For each stage-1 maximum in `aoa_grid` (None = the stage's own) and each encoder minimum
     (None = its released rule, then `encoder_grid`), the smallest fastText minimum meeting the
@@ -456,7 +549,9 @@ def joint_sweep(
 
     `frame` has band, pred and p_k5 (fastText, out of fold), enc_pred and enc_p_k5 (encoder, out of
     fold), and `aoa_p95` when `aoa_grid` holds a number. `kinds`: see `choose_min_k5_prob` (every
-    kind's rate must meet the target too; column `kinds_meet` says whether it does). For fixed
+    kind's rate must meet the target too; column `kinds_meet` says whether it does).
+    `precision_rows`, `min_precision`: see `choose_min_k5_prob` (columns `precise_kept`,
+    `precise_k5_kept`, `precision` give the result). For fixed
     stage-1 and encoder settings both rates fall as fastText's minimum rises, so the smallest one
     meeting the target keeps the most K-5 rows for them. The encoder's agreement gate needs no
     modelling here: rows that pass stage 1 have AoA band K5, so every row fastText keeps (band K5)
@@ -469,7 +564,7 @@ def joint_sweep(
     if kinds is not None:
         kinds = np.asarray(kinds, dtype=object)
         beyond_rows = (frame["band"] != "K5").to_numpy()
-        for kind in pd.unique(kinds[beyond_rows]):
+        for kind in testable_kinds(kinds, beyond_rows):
             rows_of_kind = beyond_rows & (kinds == kind)
             kind_limits.append((rows_of_kind, allowed_beyond(int(rows_of_kind.sum()), target)))
     rows = []
@@ -479,10 +574,15 @@ def joint_sweep(
             first_keep = frame["aoa_p95"].astype(float).to_numpy() <= max_aoa
         for enc_min in [None, *encoder_grid]:
             later = kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min) & first_keep
-            ft_min = choose_min_k5_prob(frame, target, step, confidence, later_keeps=later, kinds=kinds)
+            ft_min = choose_min_k5_prob(
+                frame, target, step, confidence, later_keeps=later, kinds=kinds,
+                precision_rows=precision_rows, min_precision=min_precision,
+            )
             keep = kept_at(frame["pred"], frame["p_k5"], ft_min) & later
             row = {"max_aoa": max_aoa, "fasttext_min_k5_prob": ft_min, "encoder_min_k5_prob": enc_min}
             row.update(rates_of(frame, keep))
+            if precision_rows is not None:
+                row.update(precision_of(frame, keep, precision_rows))
             if kinds is not None:
                 row["kinds_meet"] = all(int(keep[m].sum()) <= limit for m, limit in kind_limits)
             rows.append(row)
@@ -541,6 +641,7 @@ def tune_joint(
     encoder_grid: Sequence[float] = ENCODER_GRID,
     every_kind: bool = False,
     aoa_grid: Sequence[float | None] = (None,),
+    precision: Mapping[str, Any] | None = None,
     **encoder: Any,
 ) -> JointTuning:
     """Choose fastText's and the encoder's minimum P(K5) together, by source-grouped cross-validation.
@@ -550,7 +651,7 @@ def tune_joint(
     fold on the other folds (`out_of_fold_encoder`, `encoder` keywords go there) and scores the
     eligible rows of its fold, so both scores of a row come from models that never saw its source.
     The point keeps the most K-5 rows of stages 2-3 among the pairs meeting the target;
-    `every_kind` and `aoa_grid` as in `choose_joint`.
+    `every_kind`, `aoa_grid` and `precision` (`precision_sources`, `min_precision`) as in `choose_joint`.
     """
     missing = {"id", "band", "fold", "pred", "p_k5", "eligible"} - set(fasttext_oof.columns)
     if missing:
@@ -562,7 +663,9 @@ def tune_joint(
     frame = fasttext_oof.reset_index(drop=True).assign(text=lambda f: f["id"].map(texts))
     scored = out_of_fold_encoder(frame, frame["fold"], score=frame["eligible"], **encoder)
     pool = pd.concat([frame, scored], axis=1)[lambda f: f["eligible"].astype(bool)].drop(columns="text")
-    return choose_joint(pool.reset_index(drop=True), target, confidence, encoder_grid, every_kind, aoa_grid)
+    return choose_joint(
+        pool.reset_index(drop=True), target, confidence, encoder_grid, every_kind, aoa_grid, **(precision or {})
+    )
 
 
 def choose_joint(
@@ -574,6 +677,8 @@ def choose_joint(
     aoa_grid: Sequence[float | None] = (None,),
     also_meets: Callable[[pd.Series], bool] | None = None,
     also_rule: str = "",
+    precision_sources: Collection[str] | None = None,
+    min_precision: float | None = None,
 ) -> JointTuning:
     """The point for stages (1-)2-3 from out-of-fold scores (`tune_joint`'s `oof`, or any frame with
     band, source, fold, pred, p_k5, enc_pred, enc_p_k5 and, for `aoa_grid`, aoa_p95).
@@ -585,9 +690,15 @@ def choose_joint(
     maxima to try besides the three classifier settings (None = stage 1 as configured).
     `also_meets`: a further test a candidate row must pass (e.g.
     `littlekit.fit.generalisation.loco_holds`: the targets on held-out corpora), `also_rule` its words.
+    `precision_sources`, `min_precision`: of the rows from those sources kept, at least that share
+    K-5 (`choose_min_k5_prob`).
     """
     kinds = pool["source"].to_numpy() if every_kind else None
-    sweep = joint_sweep(pool, target, confidence, encoder_grid, aoa_grid=aoa_grid, kinds=kinds)
+    precise = _precision_rows(pool, precision_sources, min_precision)
+    sweep = joint_sweep(
+        pool, target, confidence, encoder_grid, aoa_grid=aoa_grid, kinds=kinds,
+        precision_rows=precise, min_precision=min_precision,
+    )
     allowed = max(allowed_beyond(int((pool["band"] != "K5").sum()), target, confidence), 0)
     best = best_joint(sweep, allowed, also_meets)
     also_met = bool(best.pop("also_met")) if "also_met" in best.index else None
@@ -607,6 +718,11 @@ def choose_joint(
     rule = _rule(target, confidence, what + ", together")
     if every_kind:
         rule += f", and the out-of-fold Beyond-K-5 keep rate of every label source is at most {target:g}"
+    if precise is not None:
+        rule += (
+            f", and at least {min_precision:g} of the labels from {', '.join(sorted(precision_sources))} "
+            "kept are K-5 (at that fastText minimum and every stricter one)"
+        )
     if also_meets is not None:
         rule += f", and {also_rule}" + ("" if also_met else " (no candidate met it: the best without it)")
     keep = _keep_of(pool, max_aoa, ft_min, enc_min)
@@ -625,6 +741,9 @@ def choose_joint(
     }
     if also_meets is not None:
         details["also_met"] = also_met
+    if precise is not None:
+        details["min_precision"] = {"sources": sorted(precision_sources), "min": min_precision}
+        details["oof_chosen_precision"] = precision_of(pool, keep, precise)
     point = OperatingPoint(
         fasttext_min_k5_prob=ft_min,
         encoder_min_k5_prob=enc_min,

@@ -4,7 +4,8 @@ call the same ones, so the command and a book run with the same seed write the s
 Inputs and outputs are named run products (`littlekit.runs`): the labels, the artifacts folder
 and each stage's fitting report folder. The steps, in order:
 
-- labels: `make_labels` (grade-labelled sources, or an LLM judge's labels written in their place);
+- labels: `make_labels` (the LLM judge's passage labels by default, or grade-labelled sources, or
+  judge-format files: `littlekit.fit.labels.build_labels`);
 - stage 1: `export_default_aoa` (the embedded Kuperman table as `data/aoa.parquet`);
 - stage 2: `FastTextRecipe`, `train_fasttext_stage`, `tune_fasttext_point` (out of fold);
 - stage 3: `EncoderRecipe`, `encoder_samples`, `encoder_start`, `encoder_train_config`,
@@ -69,8 +70,10 @@ from littlekit.fit.generalisation import (
     loco_rule,
 )
 from littlekit.fit.labels import (
+    DEFAULT_LABELS,
     DEFAULT_MAX_PER_BAND,
-    build_default_labels,
+    WEB_SOURCES,
+    build_labels,
     informational_band,
     load_labels,
     split_labels,
@@ -78,13 +81,14 @@ from littlekit.fit.labels import (
 )
 from littlekit.fit.operating_point import (
     AOA_GRID,
-    TUNING_SOURCES,
+    DEFAULT_MIN_PRECISION,
     JointTuning,
     Tuning,
     choose_joint,
     label_groups,
     tune_fasttext,
     tune_joint,
+    tuning_sources,
 )
 from littlekit.fit.pools import overlaps, pool_frame, pool_texts
 from littlekit.grades import BANDS, grade_to_band
@@ -102,10 +106,11 @@ def make_labels(
     data_root: str | os.PathLike | None = None,
     seed: int = 0,
     max_per_band: int = DEFAULT_MAX_PER_BAND,
+    labels: str = DEFAULT_LABELS,
 ) -> pd.DataFrame:
-    """Build the default labels from the grade-labelled sources, write them to `path`, read them back
-    (the records with a band, as every later step reads them)."""
-    write_label_file(build_default_labels(data_root, seed=seed, max_per_band=max_per_band), path)
+    """Build the labels (`build_labels(labels)`: the judge's by default, `source`, or label files),
+    write them to `path`, read them back (the records with a band, as every later step reads them)."""
+    write_label_file(build_labels(labels, data_root, seed=seed, max_per_band=max_per_band), path)
     return load_labels(path)
 
 
@@ -114,17 +119,17 @@ def run_labels(
     data_root: str | os.PathLike | None = None,
     seed: int = 0,
     max_per_band: int = DEFAULT_MAX_PER_BAND,
+    labels: str = DEFAULT_LABELS,
 ) -> tuple[pd.DataFrame, str]:
-    """(labels, note): the run's labels, or the default labels built and written there."""
+    """(labels, note): the run's labels, or the `labels` set built and written there."""
     path = runs.path(run, "labels")
     if path.exists():
-        labels = load_labels(path)
-        return labels, f"Read {len(labels):,} labelled documents from {path}."
-    labels = make_labels(path, data_root, seed=seed, max_per_band=max_per_band)
-    return labels, (
-        f"{path} did not exist, so the default labels were built with "
-        f"build_default_labels(max_per_band={max_per_band}, seed={seed}) and written there: "
-        f"{len(labels):,} labelled documents."
+        found = load_labels(path)
+        return found, f"Read {len(found):,} labelled documents from {path}."
+    found = make_labels(path, data_root, seed=seed, max_per_band=max_per_band, labels=labels)
+    return found, (
+        f"{path} did not exist, so the labels were built with build_labels({labels!r}, "
+        f"max_per_band={max_per_band}, seed={seed}) and written there: {len(found):,} labelled documents."
     )
 
 
@@ -164,7 +169,9 @@ class FastTextRecipe:
     holdout_fraction: float = HOLDOUT_FRACTION
     beyond_keep_target: float = 0.02  # out-of-fold Beyond-K-5 keep rate allowed
     target_confidence: float | None = 0.95  # meet it at this Wilson confidence (None: point estimate)
-    tune_on: str = "graded"  # labels whose rates set the point: a key of TUNING_SOURCES
+    tune_on: str = "auto"  # labels whose rates set the point: one of operating_point.TUNING_CHOICES
+    # of the web labels (WEB_SOURCES) kept out of fold, at least this share K-5 (None: no such rule)
+    min_web_precision: float | None = DEFAULT_MIN_PRECISION
     tuning_folds: int = 5
     seed: int = 0
 
@@ -205,9 +212,11 @@ def tune_fasttext_point(
         n_folds=recipe.tuning_folds,
         seed=recipe.seed,
         groups=groups,
-        measure_sources=TUNING_SOURCES[recipe.tune_on],
+        measure_sources=tuning_sources(recipe.tune_on, labels),
         root=data_root,
         confidence=recipe.target_confidence,
+        precision_sources=WEB_SOURCES,
+        min_precision=recipe.min_web_precision,
         **{name: value for name, value in recipe.hyper().items() if name != "seed"},
     )
     return tuning, groups
@@ -254,6 +263,8 @@ class EncoderRecipe:
     holdout_fraction: float = HOLDOUT_FRACTION
     vocab_size: int = 8000  # WordPiece vocabulary of the tiny ModernBERT
     operating_rule: str = "every-kind"  # which point filter_config.json gets: "pooled" or "every-kind"
+    # of the web labels (WEB_SOURCES) stages 1-3 keep out of fold, at least this share K-5
+    min_web_precision: float | None = DEFAULT_MIN_PRECISION
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -391,11 +402,13 @@ def tune_encoder_points(
     fastText's point; the every-kind rule also tries stricter stage-1 maxima and, given `loco`
     (`leave_one_corpus_out_cascade`), must keep at most 3% of the Beyond-K-5 labels of each corpus
     the point is measured on when that corpus is held out of the models)."""
+    precision = {"precision_sources": WEB_SOURCES, "min_precision": recipe.min_web_precision}
     joint = tune_joint(
         fasttext_oof,
         labels,
         target=fasttext_point.target,
         confidence=fasttext_point.details.get("confidence"),
+        precision=precision,
         config=train_config,
         train_sample_size=recipe.train_sample_size,
         vocab_size=recipe.vocab_size,
@@ -415,6 +428,7 @@ def tune_encoder_points(
             confidence=fasttext_point.details.get("confidence"),
             every_kind=True,
             aoa_grid=(None, *AOA_GRID),
+            **precision,
             **also,
         )
     return points
