@@ -208,3 +208,48 @@ def test_graded_informational_files_are_checked_and_named(tmp_path, monkeypatch)
         FileNotFoundError, match=r"graded_informational/passages\.jsonl.*littlekit data build"
     ):
         corpora.load_graded_informational(root=tmp_path / "empty")
+
+
+def test_judge_labels_carry_text_band_and_provenance():
+    from littlekit.judge.labels import text_sha256
+
+    records = corpora.load_judge_labels()
+    assert set(corpora.JUDGE_LABEL_COLUMNS + corpora.JUDGE_PROVENANCE_COLUMNS) <= set(records.columns)
+    assert len(records) >= 9_000 and records["id"].is_unique
+    assert set(records["band"]) == set(BANDS) and set(records["source"]) == {"llm-judge"}
+    assert all(text_sha256(t) == s for t, s in zip(records["text"], records["text_sha256"], strict=True))
+    assert all(j["kind"] == "llm" and j["evidence"] for j in records["judge"])
+    votes = zip(records["votes"], records["band"], strict=True)
+    assert all(v["pass_1"] == band or "pass_2" in v for v, band in votes)
+    kids = records["corpus"].str.startswith("kids:")
+    assert records.loc[kids, "book"].notna().all() and records.loc[~kids, "book"].isna().all()
+    assert records["origin"].isna().sum() == (records["corpus"] == "graded_informational").sum()
+
+
+def test_judge_quality_counts_the_released_records():
+    quality = corpora.load_judge_quality()
+    records = corpora.load_judge_labels()
+    released = sum(sum(bands.values()) for bands in quality["by_corpus"].values())
+    assert quality["released"] == released >= len(records)
+    here = records.groupby(["corpus", "band"]).size()
+    assert all(n <= quality["by_corpus"][corpus][band] for (corpus, band), n in here.items())
+    hits, n = quality["k5_precision"]
+    assert 0 < hits <= n and quality["k5_recall"][0] == hits
+    assert sum(quality["calibration_confusion"].values()) == quality["calibration_n"]
+
+
+def test_judge_rubric_names_the_bands_and_signals():
+    rubric = corpora.load_judge_rubric()
+    assert all(f"- {band}:" in rubric for band in BANDS)
+    assert all(signal in rubric for signal in ("Language", "Context", "Subject content"))
+
+
+def test_judge_files_missing_or_incomplete_are_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "EMBEDDED_DATA", tmp_path / "no-embedded-data")
+    with pytest.raises(FileNotFoundError, match=r"judge_labels/labels\.jsonl\.gz.*littlekit data build"):
+        corpora.load_judge_labels(root=tmp_path)
+    (tmp_path / "judge_labels").mkdir()
+    (tmp_path / "judge_labels/quality.json").write_text('{"k5_precision": [1, 2]}')
+    missing = r"quality\.json lacks keys \['k5_recall', 'calibration_confusion'\]"
+    with pytest.raises(ValueError, match=missing):
+        corpora.load_judge_quality(root=tmp_path)

@@ -95,3 +95,34 @@ def test_price_table_prices_a_usage():
     assert table.loc["m", "usd_total"] == pytest.approx(2.0 + 1.0)
     assert table.loc["m", "usd_per_document"] == pytest.approx(0.75)
     assert "usd_total" not in price_table(prices=prices).columns
+
+
+def test_rubric_usage_sends_the_rubric_with_every_passage():
+    from littlekit.judge.cost import price_table, rubric_usage
+
+    usage = rubric_usage(["t" * 8, "t" * 4], "r" * 40, output_tokens_per_answer=10, chars_per_token=4)
+    assert usage == {"documents": 2, "calls": 2, "input_tokens": (48 + 44) / 4, "output_tokens": 20}
+    prices = {"m": Price(1.0, 10.0, "2026-01-01")}
+    table = price_table(usage, prices)
+    assert table.loc["m", "usd_per_document"] == pytest.approx((23 * 1.0 + 20 * 10.0) / 1e6 / 2)
+    assert rubric_usage([], "r")["documents"] == 0
+    for bad in ({"chars_per_token": 0}, {"output_tokens_per_answer": -1}):
+        with pytest.raises(ValueError):
+            rubric_usage(["t"], "r", **bad)
+
+
+def test_one_rubric_costs_less_than_three_prompts_on_the_judge_labels():
+    from littlekit.databuild import corpora
+    from littlekit.judge.cost import RUBRIC_ANSWER_TOKENS, estimate_usage, rubric_usage
+    from littlekit.judge.prompts import build_prompts
+
+    texts = corpora.load_judge_labels()["text"].head(200).tolist()
+    rubric = corpora.load_judge_rubric()
+    usage = rubric_usage(texts, rubric)
+    assert usage["input_tokens"] == pytest.approx((200 * len(rubric) + sum(map(len, texts))) / 4)
+    assert usage["output_tokens"] == 200 * RUBRIC_ANSWER_TOKENS
+    three = estimate_usage(texts, build_prompts(corpora.load_standards()))
+    price = DEFAULT_PRICES["gemini-3-flash-preview"]
+    one_cost = usage_cost(usage["input_tokens"], usage["output_tokens"], price) / 200
+    assert one_cost < usage_cost(three["input_tokens"], three["output_tokens"], price) / 200
+    assert one_cost < PAPER_ENSEMBLE_PER_SAMPLE

@@ -115,3 +115,15 @@ def test_numbers_takes_a_list_of_numbers_in_range_and_names_the_parameter():
             p.ParameterError, match=r"parameter thresholds must be a non-empty list of numbers"
         ):
             sweep("thresholds", bad)
+
+
+def test_label_set_takes_named_sets_and_existing_files(tmp_path):
+    labels = tmp_path / "mine.jsonl"
+    labels.write_text("{}\n")
+    for good in ["judge", "source", "judge, source", f"judge,{labels}"]:
+        assert p.check_label_set("labels_set", good) == good
+    with pytest.raises(p.ParameterError, match=r"labels_set: 'nothing\.jsonl' is neither a label set"):
+        p.check_label_set("labels_set", "judge,nothing.jsonl")
+    for bad in ["", " , ", None, ["judge"]]:
+        with pytest.raises(p.ParameterError, match="parameter labels_set must be 'judge' or 'source'"):
+            p.check_label_set("labels_set", bad)

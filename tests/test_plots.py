@@ -55,3 +55,16 @@ def test_share_bars_draws_one_bar_per_present_cell():
     assert [t.get_text() for t in ax2.get_yticklabels()] == ["b · K5 (n=1)", "b · K12 (n=1)"]
     plots.close(fig)
     plots.close(fig2)
+
+
+def test_confusion_heatmap_annotates_counts_and_shades_each_row():
+    import pandas as pd
+
+    confusion = pd.DataFrame([[3, 1], [0, 4]], index=["K5", "K8"], columns=["K5", "K8"])
+    confusion.index.name, confusion.columns.name = "reference band", "judge's band"
+    fig, ax = plt.subplots()
+    plots.confusion_heatmap(confusion, ax)
+    assert [t.get_text() for t in ax.texts] == ["3", "1", "0", "4"]
+    assert ax.collections[0].get_array().ravel().tolist() == [0.75, 0.25, 0.0, 1.0]  # shares of each row
+    assert (ax.get_ylabel(), ax.get_xlabel()) == ("reference band", "judge's band")
+    plots.close(fig)

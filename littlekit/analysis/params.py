@@ -147,6 +147,26 @@ def check_url(name: str, value: Any, allow_none: bool = True) -> str | None:
     return value.rstrip("/")
 
 
+def check_label_set(name: str, value: Any) -> str:
+    """Training labels for `littlekit.fit.labels.build_labels`: a comma-separated list of the named
+    label sets (`judge`, `source`) and judge-format files, each file existing; returned as given."""
+    from littlekit.fit.labels import LABEL_SETS
+
+    expected = f"{' or '.join(map(repr, LABEL_SETS))} or a comma-separated list of those and label files"
+    if not isinstance(value, str):
+        raise _fail(name, expected, value)
+    parts = [part.strip() for part in value.split(",") if part.strip()]
+    if not parts:
+        raise _fail(name, expected, value)
+    for part in parts:
+        if part not in LABEL_SETS and not Path(part).expanduser().is_file():
+            raise ParameterError(
+                f"parameter {name}: {part!r} is neither a label set ({', '.join(LABEL_SETS)}) "
+                "nor an existing file"
+            )
+    return value
+
+
 # --- checkers for `check`: each takes (name, value) and returns the value to use -------------------
 
 Checker = Callable[[str, Any], Any]

@@ -156,3 +156,17 @@ def grade_errorbars(
     ax.set_xlabel("Grade")
     ax.legend()
     return grades
+
+
+def confusion_heatmap(confusion: pd.DataFrame, ax: Axes, cmap: str = "Blues") -> Axes:
+    """A confusion matrix of counts (rows: reference, columns: predicted) as an annotated heatmap,
+    each row's cells shaded by their share of the row so small bands read as clearly as large ones;
+    the axis titles are the frame's index and column names."""
+    counts = confusion.astype(int)
+    shares = counts.div(counts.sum(axis=1).replace(0, np.nan), axis=0)
+    sns.heatmap(shares, annot=counts, fmt="d", cmap=cmap, vmin=0, vmax=1, cbar_kws={"label": "share of row"},
+                linewidths=0.5, linecolor="white", ax=ax)  # fmt: skip
+    ax.set_ylabel(confusion.index.name or "reference")
+    ax.set_xlabel(confusion.columns.name or "predicted")
+    ax.tick_params(axis="y", rotation=0)
+    return ax

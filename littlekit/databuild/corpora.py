@@ -63,6 +63,11 @@ ONESTOP_COLUMNS = ("id", "level", "text")
 INFORMATIONAL_COLUMNS = PASSAGE_COLUMNS + ("pg_id", "label_basis")
 INFORMATIONAL_SPLITS = ("train", "validation", "boundary")
 ARC_COLUMNS = ("id", "text", "grade", "band", "split", "arc_set", "arc_split", "exam", "year", "n_words")
+JUDGE_LABEL_COLUMNS = ("id", "text", "text_sha256", "band", "votes", "judge", "source", "corpus", "licence")
+JUDGE_PROVENANCE_COLUMNS = ("origin", "url", "book", "level", "genre", "genre_basis")
+JUDGE_LABELS_FILE = "judge_labels/labels.jsonl.gz"
+JUDGE_QUALITY_FILE = "judge_labels/quality.json"
+JUDGE_RUBRIC_FILE = "judge_labels/RUBRIC.md"
 _BUILD_HINT = "a checkout builds data/ with `littlekit data build --from ../shared/data --out data`"
 
 
@@ -192,6 +197,41 @@ def load_clear(root: Root = None) -> pd.DataFrame:
 def load_onestopenglish(root: Root = None) -> pd.DataFrame:
     """OneStopEnglish: `id, level, text`, level in ele / int / adv."""
     return _read_jsonl(_path("onestopenglish/onestop.jsonl", root), ONESTOP_COLUMNS)
+
+
+def load_judge_labels(root: Root = None) -> pd.DataFrame:
+    """Passages an LLM judge labelled K5, K8, K12 or OOS (`judge_labels/labels.jsonl.gz`), one row a record.
+
+    Columns: `id, text, text_sha256, band, votes, judge, source, corpus, licence` and the provenance
+    fields `origin` (repository@commit:path), `url`, and `book, level, genre, genre_basis` for
+    children's books (None where a record lacks one). `votes` is `{"pass_1": band}`, with `pass_2`
+    for passages judged twice; `judge` is `{kind, rubric, grade, evidence}`.
+    """
+    frame = _read_jsonl(_path(JUDGE_LABELS_FILE, root), JUDGE_LABEL_COLUMNS)
+    frame = frame.reindex(columns=[*frame.columns, *(c for c in JUDGE_PROVENANCE_COLUMNS if c not in frame)])
+    return frame.astype({c: object for c in JUDGE_PROVENANCE_COLUMNS}).where(frame.notna(), None)
+
+
+def load_judge_quality(root: Root = None) -> dict:
+    """The judge's measured quality (`judge_labels/quality.json`): counts as `[hits, total]` pairs.
+
+    Keys: `released` (records judged and released, before the data build left any out),
+    `calibration_n`, `k5_precision`, `k5_recall`, `beyond_called_k5`,
+    `exact_band_agreement_on_repeats`, `k5_agreement_on_repeats`, `calibration_confusion`
+    (`"reference->judge": count` on the blind CommonCoreText-PD validation passages) and
+    `by_corpus` (`{corpus: {band: count}}` of the released records).
+    """
+    path = _path(JUDGE_QUALITY_FILE, root)
+    quality = json.loads(path.read_text(encoding="utf-8"))
+    missing = [key for key in ("k5_precision", "k5_recall", "calibration_confusion") if key not in quality]
+    if missing:
+        raise ValueError(f"{path} lacks keys {missing}")
+    return quality
+
+
+def load_judge_rubric(root: Root = None) -> str:
+    """The instructions the judge labelled every passage with (`judge_labels/RUBRIC.md`)."""
+    return _path(JUDGE_RUBRIC_FILE, root).read_text(encoding="utf-8")
 
 
 # --- WeeBit (user-supplied, never shipped) -------------------------------------------------------

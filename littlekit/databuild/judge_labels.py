@@ -51,8 +51,11 @@ def read_records(path: Path) -> list[dict]:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
-            if not isinstance(record.get("text"), str) or text_sha256(record["text"]) != record.get("text_sha256"):
-                raise ValueError(f"{path}:{number}: record {record.get('id')!r} has no text matching text_sha256")
+            text = record.get("text")
+            if not isinstance(text, str) or text_sha256(text) != record.get("text_sha256"):
+                raise ValueError(
+                    f"{path}:{number}: record {record.get('id')!r} has no text matching text_sha256"
+                )
             records.append({key: record[key] for key in FIELDS if record.get(key) not in (None, "")})
     return records
 
@@ -96,25 +99,26 @@ def source_md(records: list[dict], left_out: Counter, quality: dict) -> str:
     nc = ", ".join(f"{corpus} {n}" for corpus, n in sorted(left_out.items())) or "none"
     return f"""# judge_labels/: passages labelled by an LLM judge with the paper's four bands
 
-`labels.jsonl.gz` (gzip-compressed JSON lines): {len(records):,} passages (web text, Simple English Wikipedia and Wikijunior, openly
-licensed children's books with publisher levels, and the train and boundary passages of
-`graded_informational/`), each labelled K5, K8, K12 or OOS by an LLM judge that read it and applied
-`RUBRIC.md` (the paper's bands and three signals: language, context and subject content; highest
-band wins, ties go to the higher band). It stands in for the paper's Gemini judge ensemble, which
-cannot run offline. The records are in `littlekit.judge`'s label format with their `text` (at most
-1,500 characters, cut at a sentence end) and provenance: `corpus`, `origin`
-(repository@commit:path), `url`, `licence`, and `book`, `level`, `genre`, `genre_basis` for
+`labels.jsonl.gz` (gzip-compressed JSON lines): {len(records):,} passages (web text, Simple
+English Wikipedia and Wikijunior, openly licensed children's books with publisher levels, and the
+train and boundary passages of `graded_informational/`), each labelled K5, K8, K12 or OOS by an LLM
+judge that read it and applied `RUBRIC.md` (the paper's bands and three signals: language, context
+and subject content; highest band wins, ties go to the higher band). It stands in for the paper's
+Gemini judge ensemble, which cannot run offline. The records are in `littlekit.judge`'s label format
+with their `text` (at most 1,500 characters, cut at a sentence end) and provenance: `corpus`,
+`origin` (repository@commit:path), `url`, `licence`, and `book`, `level`, `genre`, `genre_basis` for
 children's books. `littlekit.fit.labels.load_labels` reads it.
 
 Built by `littlekit data build` from the real data's `judge_labels/` (its README describes how the
 judge worked). Left out: the {sum(left_out.values())} records whose licence is non-commercial
-(CC BY-NC / BY-NC-SA: {nc}), so every record here may be redistributed with attribution.
+(CC BY-NC / BY-NC-SA: {nc}),
+so every record here may be redistributed with attribution.
 
 ## The judge's measured quality (`quality.json`)
 
 Measured blind on {quality["calibration_n"]} CommonCoreText-PD validation passages mixed into its
-batches (they are not in this file): K-5 precision {precision[0]}/{precision[1]} =
-{precision[0] / precision[1]:.2f}, K-5 recall {recall[0]}/{recall[1]} = {recall[0] / recall[1]:.2f}
+batches (they are not in this file): K-5 precision {precision[0]}/{precision[1]} = \
+{precision[0] / precision[1]:.2f}, K-5 recall {recall[0]}/{recall[1]} = {recall[0] / recall[1]:.2f} \
 (conservative by design: unsure means the higher band). Passages judged twice: exact band agreement
 {agreement[0]}/{agreement[1]} = {agreement[0] / agreement[1]:.2f}.
 

@@ -120,6 +120,28 @@ def estimate_usage(texts: Iterable[str], prompts: Sequence[Any],
             "output_tokens": calls * output_tokens_per_answer}
 
 
+RUBRIC_ANSWER_TOKENS = 20  # a single-rubric answer: id, band, grade and an evidence note (at most 12 words)
+
+
+def rubric_usage(texts: Iterable[str], rubric: str,
+                 output_tokens_per_answer: float = RUBRIC_ANSWER_TOKENS,
+                 chars_per_token: float = CHARS_PER_TOKEN) -> dict[str, float]:
+    """Tokens a single-rubric judge would use on `texts`, one call per passage (no tokenizer needed).
+
+    Each call sends the whole `rubric` and one passage, counted as characters / `chars_per_token`,
+    and gets one answer of `output_tokens_per_answer`. Returns what `estimate_usage` returns
+    (documents, calls, input_tokens, output_tokens), so `price_table` prices it.
+    """
+    if chars_per_token <= 0 or output_tokens_per_answer < 0:
+        raise ValueError("chars_per_token must be positive and output_tokens_per_answer not negative")
+    documents, chars = 0, 0
+    for text in texts:
+        documents += 1
+        chars += len(rubric) + len(text)
+    return {"documents": documents, "calls": documents, "input_tokens": chars / chars_per_token,
+            "output_tokens": documents * output_tokens_per_answer}
+
+
 def price_table(usage: Mapping[str, float] | None = None,
                 prices: Mapping[str, Price] | None = None) -> pd.DataFrame:
     """The price table (USD per million tokens, date, source); with `usage`, what it would cost.
