@@ -29,9 +29,10 @@ def test_an_unknown_step_is_a_usage_error(tmp_path, capsys):
 
 def test_labels_then_fasttext_write_the_released_layout_and_a_point(tmp_path, capsys):
     out = tmp_path / "run" / "artifacts"
-    assert main(["fit", "labels", "--out", str(out), "--max-per-band", "30"]) == 0
+    assert main(["fit", "labels", "--out", str(out), "--sample-per-band", "30"]) == 0
     labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
     assert labels["band"].value_counts().max() <= 30
+    assert labels["source"].str.startswith("llm-judge:").any()
     assert main(["fit", "fasttext", "--out", str(out)]) == 0
     assert (out / "models" / "fasttext_grade.bin").is_file()
     assert (tmp_path / "run" / "fasttext" / "oof_scores.parquet").is_file()
@@ -44,7 +45,7 @@ def test_labels_then_fasttext_write_the_released_layout_and_a_point(tmp_path, ca
 def test_the_fasttext_step_equals_the_recipe_called_directly(tmp_path):
     """The command and a direct recipe call (what the book makes) give the same point."""
     out = tmp_path / "run" / "artifacts"
-    assert main(["fit", "labels", "--out", str(out), "--max-per-band", "30"]) == 0
+    assert main(["fit", "labels", "--out", str(out), "--sample-per-band", "30"]) == 0
     assert main(["fit", "fasttext", "--out", str(out)]) == 0
     labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
     tuning, _ = recipes.tune_fasttext_point(labels, recipes.FastTextRecipe())
@@ -54,7 +55,7 @@ def test_the_fasttext_step_equals_the_recipe_called_directly(tmp_path):
 @pytest.mark.slow
 def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
     out = tmp_path / "run" / "artifacts"
-    argv = ["fit", "all", "--out", str(out), "--max-per-band", "30", "--train-sample-size", "60"]
+    argv = ["fit", "all", "--out", str(out), "--sample-per-band", "30", "--train-sample-size", "60"]
     assert main(argv) == 0
     assert artifact_problems(out, "all") == []
     assert (out / "README.md").is_file() and (out / "filter_config.json").is_file()
@@ -77,7 +78,7 @@ def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
 
 def test_the_corpus_holdout_can_be_left_out_of_the_point(tmp_path):
     out = tmp_path / "run" / "artifacts"
-    steps = [["fit", step, "--out", str(out), "--max-per-band", "30", "--train-sample-size", "60"]
+    steps = [["fit", step, "--out", str(out), "--sample-per-band", "30", "--train-sample-size", "60"]
              for step in ("labels", "aoa", "fasttext", "encoder")]
     for argv in steps:
         assert main(argv) == 0

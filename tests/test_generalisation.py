@@ -304,3 +304,55 @@ def test_loco_holds_tests_the_beyond_ceiling_of_the_named_corpora_only():
     strict["fasttext_min_k5_prob"] = 0.96
     assert gen.loco_holds(scores, ["x", "y"], max_beyond=0.0, min_rows=1)(strict)
     assert "at most 0.03 of the Beyond-K-5 labels of x, y kept" in gen.loco_rule(["x", "y"])
+
+
+def test_side_by_side_puts_every_corpus_of_either_label_set_in_one_table():
+    scores = pd.DataFrame({
+        "id": list("abcd"),
+        "corpus": ["web", "web", "kids", "kids"],
+        "band": ["K5", "K8", "K5", "K5"],
+        "pred": ["K5", "K5", "K5", "K8"],
+        "p_k5": [0.9, 0.95, 0.8, 0.1],
+        "first_stage_keeps": [True] * 4,
+        "aoa_p95": [5.0] * 4,
+    })
+    other = scores.assign(corpus=["books", "books", "web", "web"])
+    checks = {
+        "judge": gen.corpus_check(scores, None, stages=("aoa", "fasttext")),
+        "source": gen.corpus_check(other, None, stages=("aoa", "fasttext")),
+    }
+    table = gen.side_by_side(checks)
+    assert list(table.index) == ["books", "kids", "web"]
+    assert table.loc["kids", ("judge", "K-5 kept")] == 0.5
+    assert pd.isna(table.loc["kids", ("source", "K-5 kept")])
+    assert table.loc["web", ("judge", "Beyond kept")] == 1.0 and table.loc["web", ("source", "n Beyond")] == 0
+
+
+def test_kept_precision_is_the_k5_share_of_what_is_kept_per_group():
+    frame = pd.DataFrame({
+        "corpus": ["web"] * 4 + ["kids"] * 2,
+        "band": ["K5", "K8", "K8", "K5", "K5", "K8"],
+        "kept": [True, True, False, False, False, False],
+    })
+    table = gen.kept_precision(frame)
+    assert table.loc["web", "kept"] == 2 and table.loc["web", "precision"] == 0.5
+    assert table.loc["web", "precision_low"] < 0.5 < table.loc["web", "precision_high"]
+    assert table.loc["kids", "kept"] == 0 and pd.isna(table.loc["kids", "precision"])
+
+
+def test_the_out_of_fold_cascade_drops_what_stage_1_drops_and_skips_unscored_labels():
+    labels = pd.DataFrame({
+        "id": ["a", "b", "c", "d"],
+        "text": ["The cat sat on the mat.", "The dog ran.", "Solve x^2 = 4 now.", "A bird sang."],
+        "source": ["llm-judge:web"] * 3 + ["source-label:arc"],
+        "band": ["K5", "K8", "K5", "K5"],
+        "corpus": ["dclm", "dclm", "c4", "arc"],
+    })
+    fasttext_oof = labels[["id", "source", "band"]].assign(
+        pred="K5", p_k5=[0.9, 0.95, 0.9, 0.9], first_stage_keeps=[True, False, True, True], aoa_p95=5.0
+    )
+    encoder_oof = pd.DataFrame({"id": ["a", "c"], "enc_pred": ["K5", "K5"], "enc_p_k5": [0.8, 0.9]})
+    frame = gen.out_of_fold_cascade(fasttext_oof, encoder_oof, labels, {"fasttext_min_k5_prob": 0.5})
+    verdicts = frame.set_index("id")["kept"]
+    assert verdicts.to_dict() == {"a": True, "b": False, "c": False}  # b: stage 1; c: stage 4; d: unscored
+    assert set(frame["corpus"]) == {"dclm", "c4"}

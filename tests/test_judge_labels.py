@@ -104,8 +104,9 @@ def test_the_embedded_judge_labels_hold_no_non_commercial_record_and_carry_their
 def test_judge_labels_carry_their_group_corpus_and_source(judge_labels):
     assert list(judge_labels.columns) == list(LABEL_COLUMNS)
     judged = judge_labels[judge_labels["source"].str.startswith(JUDGE_PREFIX)]
-    assert set(judged["source"]) >= {JUDGE_PREFIX + "web", JUDGE_PREFIX + "simplewiki", JUDGE_PREFIX + "informational"}
-    assert all(judge_group(c) == s.removeprefix(JUDGE_PREFIX) for c, s in zip(judged["corpus"], judged["source"]))
+    assert set(judged["source"]) >= {JUDGE_PREFIX + g for g in ("web", "simplewiki", "informational")}
+    pairs = zip(judged["corpus"], judged["source"], strict=True)
+    assert all(judge_group(c) == s.removeprefix(JUDGE_PREFIX) for c, s in pairs)
     assert set(judged.loc[judged["source"] == JUDGE_PREFIX + "web", "corpus"]) <= set(WEB_CORPORA)
     # the item-graded sets the judge did not label come with them
     assert {SOURCE_PREFIX + "arc", SOURCE_PREFIX + "mathcamps"} <= set(judge_labels["source"])
@@ -157,7 +158,8 @@ def test_a_label_file_adds_to_the_judge_set_and_round_trips(tmp_path, judge_labe
 def test_bad_label_sets_are_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="nothing.jsonl does not exist"):
         build_labels(str(tmp_path / "nothing.jsonl"))
-    no_text = write_records(tmp_path / "no_text.jsonl", [{**judge_record(0, "A cat.", "K5", "x"), "text": None}])
+    record = {**judge_record(0, "A cat.", "K5", "x"), "text": None}
+    no_text = write_records(tmp_path / "no_text.jsonl", [record])
     with pytest.raises(ValueError, match=r"no_text.jsonl: label 'j-0' \(record 1\) carries no text"):
         build_labels(str(no_text))
     a = write_records(tmp_path / "a.jsonl", [judge_record(0, "A cat sat.", "K5", "x")])
@@ -177,3 +179,11 @@ def test_fit_labels_takes_the_label_set_from_the_command_line(tmp_path, capsys):
     labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
     assert labels["source"].str.startswith(JUDGE_PREFIX).mean() > 0.9
     assert "from judge" in capsys.readouterr().out
+
+
+def test_a_sample_per_band_caps_every_band_and_keeps_every_source(judge_labels):
+    sample = build_labels("judge", sample_per_band=40)
+    assert sample["band"].value_counts().max() <= 40
+    assert set(sample["id"]) <= set(judge_labels["id"])
+    assert sample["source"].nunique() >= 5
+    assert build_labels("judge", sample_per_band=40)["id"].tolist() == sample["id"].tolist()  # seeded

@@ -596,7 +596,8 @@ def test_the_precision_rule_takes_the_minimum_from_which_kept_rows_stay_mostly_k
 
 
 def test_choose_min_k5_prob_meets_the_precision_rule_on_its_rows_only():
-    rows = [("K5", "K5", 0.99), ("K8", "K5", 0.97), ("K5", "K5", 0.95), ("K8", "K5", 0.9)] + [("K8", "K8", 0.1)] * 200
+    rows = [("K5", "K5", 0.99), ("K8", "K5", 0.97), ("K5", "K5", 0.95), ("K8", "K5", 0.9)]
+    rows += [("K8", "K8", 0.1)] * 200
     frame = frame_of(rows + [("K5", "K5", 0.92)])
     web = np.array([True] * 4 + [False] * 201)
     assert op.choose_min_k5_prob(frame, target=0.02) is None  # 2 of 202 Beyond rows kept: within 2%

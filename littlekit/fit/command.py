@@ -53,6 +53,7 @@ class Fit:
     run: Path
     seed: int = 0
     labels_spec: str = DEFAULT_LABELS  # `littlekit.fit.labels.build_labels`' label sets
+    sample_per_band: int | None = None  # a quick run: at most this many labels per band
     max_per_band: int = DEFAULT_MAX_PER_BAND
     threads: int = 1
     fasttext: recipes.FastTextRecipe = field(default_factory=recipes.FastTextRecipe)
@@ -78,7 +79,12 @@ class Fit:
 def fit_labels(fit: Fit) -> None:
     path = runs.path(fit.run, "labels")
     labels = recipes.make_labels(
-        path, fit.data_root, seed=fit.seed, max_per_band=fit.max_per_band, labels=fit.labels_spec
+        path,
+        fit.data_root,
+        seed=fit.seed,
+        max_per_band=fit.max_per_band,
+        labels=fit.labels_spec,
+        sample_per_band=fit.sample_per_band,
     )
     counts = ", ".join(f"{band} {n:,}" for band, n in labels["band"].value_counts().sort_index().items())
     fit.say(f"      {len(labels):,} labelled documents ({counts}) from {fit.labels_spec} -> {path}")
@@ -250,12 +256,24 @@ def add_fit_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-per-band", type=positive_int, default=DEFAULT_MAX_PER_BAND, help="source labels per band"
     )
+    parser.add_argument(
+        "--sample-per-band",
+        type=positive_int,
+        default=None,
+        help="a quick run: at most this many labels per band, a seeded sample of every label set",
+    )
     parser.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
     parser.add_argument(
         "--beyond-keep-target", type=fraction, default=recipes.FastTextRecipe.beyond_keep_target
     )
     parser.add_argument(
         "--operating-rule", choices=recipes.OPERATING_RULES, default=recipes.EncoderRecipe.operating_rule
+    )
+    parser.add_argument(
+        "--min-web-precision",
+        type=_optional_fraction,
+        default=recipes.EncoderRecipe.min_web_precision,
+        help="of the web labels kept out of fold, at least this share K-5 ('none': no such condition)",
     )
     parser.add_argument("--encoder-base", default=recipes.EncoderRecipe.encoder_base)
     parser.add_argument(
@@ -268,6 +286,10 @@ def add_fit_parser(subparsers) -> argparse.ArgumentParser:
         "with each label corpus held out of both classifiers (faster; keeps more K-5 text)",
     )
     return parser
+
+
+def _optional_fraction(text: str) -> float | None:
+    return None if text.strip().lower() == "none" else fraction(text)
 
 
 def run_fit_command(args: argparse.Namespace) -> int:
@@ -287,14 +309,20 @@ def run_fit_command(args: argparse.Namespace) -> int:
         run=run,
         seed=args.seed,
         labels_spec=args.labels,
+        sample_per_band=args.sample_per_band,
         max_per_band=args.max_per_band,
         threads=args.threads,
-        fasttext=recipes.FastTextRecipe(seed=args.seed, beyond_keep_target=args.beyond_keep_target),
+        fasttext=recipes.FastTextRecipe(
+            seed=args.seed,
+            beyond_keep_target=args.beyond_keep_target,
+            min_web_precision=args.min_web_precision,
+        ),
         encoder=recipes.EncoderRecipe(
             seed=args.seed,
             operating_rule=args.operating_rule,
             encoder_base=args.encoder_base,
             train_sample_size=args.train_sample_size,
+            min_web_precision=args.min_web_precision,
         ),
         hold_out_corpora=not args.no_corpus_holdout,
     )

@@ -38,7 +38,14 @@ import pandas as pd
 from littlekit.analysis.validate import TARGET_MIN_K5
 from littlekit.filter.filter_config import OperatingPoint
 from littlekit.fit.labels import JUDGE_PREFIX, SOURCE_PREFIX, shingles
-from littlekit.fit.operating_point import MIN_KIND_BEYOND, _stage, kept_at, out_of_fold_encoder, out_of_fold_fasttext, rates_of
+from littlekit.fit.operating_point import (
+    MIN_KIND_BEYOND,
+    _stage,
+    kept_at,
+    out_of_fold_encoder,
+    out_of_fold_fasttext,
+    rates_of,
+)
 from littlekit.stats import wilson_interval
 
 # The one place a label's source is mapped to its corpus. A source not named here is its own
@@ -213,10 +220,19 @@ def add_symbolic_verdicts(
 ) -> pd.DataFrame:
     """`scores` with `symbolic_keeps`: stage 4's verdict on each row's label text. Stage 4 learns
     nothing from labels, so its verdict on a held-out corpus is as out-of-corpus as stage 1's."""
-    stage = _stage(symbolic)
+    return scores.assign(symbolic_keeps=_verdicts(scores, labels, _stage(symbolic)))
+
+
+def add_frequency_verdicts(scores: pd.DataFrame, labels: pd.DataFrame, frequency: Any) -> pd.DataFrame:
+    """`scores` with `frequency_keeps`: stage 5's verdict (a built `FrequencyStage`, its word table
+    and document rule) on each row's label text. Its word table comes from pools of every corpus,
+    so on a held-out corpus this verdict is not out of corpus: say so where it is shown."""
+    return scores.assign(frequency_keeps=_verdicts(scores, labels, frequency))
+
+
+def _verdicts(scores: pd.DataFrame, labels: pd.DataFrame, stage: Any) -> np.ndarray:
     texts = labels.drop_duplicates("id").set_index("id")["text"]
-    keeps = [stage.decide(stage.score(text)).keep for text in scores["id"].map(texts)]
-    return scores.assign(symbolic_keeps=np.asarray(keeps, dtype=bool))
+    return np.asarray([stage.decide(stage.score(text)).keep for text in scores["id"].map(texts)], dtype=bool)
 
 
 def default_stages(scores: pd.DataFrame) -> tuple[str, ...]:
@@ -242,10 +258,10 @@ def corpus_keeps(
     """Whether the stages (default `default_stages`) keep each row at the point's thresholds."""
     ft_min, enc_min, max_aoa = point_thresholds(point)
     stages = tuple(default_stages(scores) if stages is None else stages)
-    unknown = set(stages) - {"aoa", "fasttext", "encoder", "symbolic"}
+    unknown = set(stages) - {"aoa", "fasttext", "encoder", "symbolic", "frequency"}
     if unknown:
         raise ValueError(
-            f"unknown stages {sorted(unknown)}; the scores hold aoa, fasttext, encoder, symbolic"
+            f"unknown stages {sorted(unknown)}; the scores hold aoa, fasttext, encoder, symbolic, frequency"
         )
     keep = np.ones(len(scores), dtype=bool)
     if "aoa" in stages:
@@ -260,6 +276,10 @@ def corpus_keeps(
         if "symbolic_keeps" not in scores.columns:
             raise KeyError("the scores have no symbolic_keeps column: add it with add_symbolic_verdicts")
         keep &= scores["symbolic_keeps"].to_numpy(dtype=bool)
+    if "frequency" in stages:
+        if "frequency_keeps" not in scores.columns:
+            raise KeyError("the scores have no frequency_keeps column: add it with add_frequency_verdicts")
+        keep &= scores["frequency_keeps"].to_numpy(dtype=bool)
     return keep
 
 
@@ -381,6 +401,21 @@ def check_display(check: CorpusCheck) -> pd.DataFrame:
     )
 
 
+def side_by_side(checks: Mapping[str, CorpusCheck]) -> pd.DataFrame:
+    """Corpus checks of several label sets (or stage lists) in one table: a row per held-out corpus
+    of any of them, the K-5 and Beyond-K-5 shares kept under each name (NaN where a set has no such
+    corpus or labels), with the counts they rest on."""
+    parts = {
+        name: check.table[["n_k5", "k5_share", "n_beyond", "beyond_share"]].rename(
+            columns={
+                "n_k5": "n K-5", "k5_share": "K-5 kept", "n_beyond": "n Beyond", "beyond_share": "Beyond kept"
+            }
+        )
+        for name, check in checks.items()
+    }
+    return pd.concat(parts, axis=1).sort_index()
+
+
 # --- the check as a rule for choosing a point ---------------------------------------------------
 
 
@@ -417,3 +452,47 @@ def loco_rule(corpora: Sequence[str], max_beyond: float = MAX_BEYOND_KEPT) -> st
         f"with each corpus left out of the models that score it, at most {max_beyond:g} of the Beyond-K-5 "
         f"labels of {', '.join(corpora)} kept"
     )
+
+
+# --- the point on the training labels, out of fold ----------------------------------------------
+
+
+def out_of_fold_cascade(
+    fasttext_oof: pd.DataFrame,
+    encoder_oof: pd.DataFrame,
+    labels: pd.DataFrame,
+    point: OperatingPoint | Mapping[str, float | None] | None,
+) -> pd.DataFrame:
+    """Whether stages 1-4 keep each training label at `point` with both classifiers' scores out of
+    fold (stage 2's `oof_scores.parquet`, every label; stage 3's, the labels its point was measured
+    on). A label stage 1 drops is dropped; one stage 1 keeps but stage 3 never scored out of fold
+    (a source the point is not measured on) is left out. Returns id, source, corpus, band and
+    `kept`, one row per label scored."""
+    scores = fasttext_oof.drop(columns=["enc_pred", "enc_p_k5"], errors="ignore").merge(
+        encoder_oof[["id", "enc_pred", "enc_p_k5"]], on="id", how="left"
+    )
+    scored = ~scores["first_stage_keeps"].astype(bool) | scores["enc_pred"].notna()
+    scores = add_symbolic_verdicts(scores[scored].reset_index(drop=True), labels)
+    keep = corpus_keeps(scores, point, ("aoa", "fasttext", "encoder", "symbolic"))
+    corpus = labels.drop_duplicates("id").set_index("id")["corpus"]
+    return scores[["id", "source", "band"]].assign(corpus=scores["id"].map(corpus).to_numpy(), kept=keep)
+
+
+def kept_precision(frame: pd.DataFrame, by: str = "corpus") -> pd.DataFrame:
+    """Per value of `by`: labels, K-5 labels, how many are kept, how many of those are K-5, and the
+    precision (K-5 share of what is kept, with a 95% Wilson interval). `frame` has band and kept."""
+    rows = {}
+    for value, group in frame.groupby(by, sort=True):
+        kept = group["kept"].astype(bool)
+        n_kept, k5_kept = int(kept.sum()), int((kept & group["band"].eq("K5")).sum())
+        low, high = wilson_interval(k5_kept, n_kept) if n_kept else (math.nan, math.nan)
+        rows[value] = {
+            "labels": len(group),
+            "K5 labels": int(group["band"].eq("K5").sum()),
+            "kept": n_kept,
+            "K5 kept": k5_kept,
+            "precision": k5_kept / n_kept if n_kept else math.nan,
+            "precision_low": low,
+            "precision_high": high,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)

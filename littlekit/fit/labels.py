@@ -39,7 +39,11 @@ by "a bright middle school student" (2-8 steps), so any single band is wrong for
 it, and the K5/K8 boundary is exactly where the classifier's mistakes matter. MathCAMPS already
 gives graded math word problems. `gsm8k_band="K8"` adds it as a conservative K8.
 
-Nothing is drawn from CommonCoreText-PD or graded_informational validation sources (any label set): CLEAR excerpts outside
+The judge's and file label sets leave out everything sharing text with a CommonCoreText-PD or
+graded_informational validation passage. The source labels leave out, as they always did, what
+shares text with CommonCoreText-PD validation (so `--labels source` gives the labels it gave before;
+one Wizard of Oz passage among them shares an 8-word sequence with a graded_informational validation
+passage). Nothing is drawn from CommonCoreText-PD validation sources: CLEAR excerpts outside
 CommonCoreText-PD are kept only when their author group is a training group, and every candidate
 sharing a text or any 8-word sequence with a validation passage is dropped.
 
@@ -47,7 +51,8 @@ Balance: within a band, each source gets an equal share of `max_per_band`; a sou
 documents passes its unused share to the others (seeded sample of document ids).
 
 Records are the judge's label format (`littlekit.judge`: id, text_sha256, band, votes, judge,
-source) plus `text`, `corpus` and `group` fields, so the same reader takes both. `load_labels(path)` reads either
+source) plus `text`, `corpus` and `group` fields, so the same reader takes both.
+`load_labels(path)` reads either
 kind; judge labels, which carry no text, are joined with their documents by `text_sha256`.
 """
 
@@ -120,11 +125,16 @@ def build_default_labels(
         ],
         ignore_index=True,
     )
-    validation_texts = [*validation["text"], *corpora.load_graded_informational(root, split="validation")["text"]]
-    candidates = _drop_validation_overlap(candidates, validation_texts)
+    # CommonCoreText-PD validation only, as before judge labels existed, so `--labels source`
+    # reproduces the earlier labels exactly (see the module docstring on graded_informational)
+    candidates = _drop_validation_overlap(candidates, validation["text"])
     chosen = balance(candidates, max_per_band, seed)
     records = [
-        {**make_label(row.id, row.text, row.band, row.source), "text": row.text, "corpus": _source_corpus(row.source)}
+        {
+            **make_label(row.id, row.text, row.band, row.source),
+            "text": row.text,
+            "corpus": _source_corpus(row.source),
+        }
         for row in chosen.itertuples(index=False)
     ]
     frame = pd.DataFrame(records, columns=list(LABEL_COLUMNS))
@@ -136,11 +146,13 @@ def build_labels(
     root: str | os.PathLike | None = None,
     seed: int = 0,
     max_per_band: int = DEFAULT_MAX_PER_BAND,
+    sample_per_band: int | None = None,
 ) -> pd.DataFrame:
     """The labels a fit trains on, from a comma-separated list of label sets (`judge`, `source`,
     or judge-format files with text; see the module docstring), with ids and texts unique across
     the sets and nothing sharing text with a validation passage. `max_per_band`: the `source`
-    set's balance."""
+    set's balance. `sample_per_band`: at most that many labels per band in all, shared among the
+    sources as `balance` shares them (a quick run; None: every label)."""
     parts = [part.strip() for part in str(spec).split(",") if part.strip()]
     if not parts:
         raise ValueError(f"no label set named in {spec!r}: give {' or '.join(LABEL_SETS)} or label files")
@@ -156,9 +168,13 @@ def build_labels(
     labels = labels.drop_duplicates("text_sha256").reset_index(drop=True)
     clash = labels["id"][labels["id"].duplicated()]
     if len(clash):
-        raise ValueError(f"label sets {spec!r} use the same ids for different texts: {sorted(set(clash))[:5]}")
+        raise ValueError(
+            f"label sets {spec!r} use the same ids for different texts: {sorted(set(clash))[:5]}"
+        )
     if len(frames) > 1:
         labels = _drop_validation_overlap(labels, _validation_texts(root))
+    if sample_per_band is not None:
+        labels = balance(labels, sample_per_band, seed)
     return _label_frame(labels.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True))
 
 
@@ -204,7 +220,8 @@ def _judge_file_rows(path: Path, root: str | os.PathLike | None, check_overlap: 
     their corpus, and the unit folds keep whole."""
     if not path.is_file():
         raise FileNotFoundError(
-            f"label file {path} does not exist (a label set is {', '.join(LABEL_SETS)} or a judge-format file)"
+            f"label file {path} does not exist "
+            f"(a label set is {', '.join(LABEL_SETS)} or a judge-format file)"
         )
     records = []
     for number, record in enumerate(read_labels(path), 1):
@@ -214,7 +231,9 @@ def _judge_file_rows(path: Path, root: str | os.PathLike | None, check_overlap: 
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{path}: label {record['id']!r} (record {number}) carries no text")
         if text_sha256(text) != record["text_sha256"]:
-            raise ValueError(f"{path}: label {record['id']!r} (record {number}): text does not match text_sha256")
+            raise ValueError(
+                f"{path}: label {record['id']!r} (record {number}): text does not match text_sha256"
+            )
         corpus = str(record.get("corpus") or "judge")
         records.append({
             **{key: record[key] for key in ("id", "text_sha256", "band", "votes", "judge")},

@@ -110,7 +110,10 @@ def label_groups(labels: pd.DataFrame, root: str | os.PathLike | None = None) ->
         by_id.update(zip(books["id"], "informational:" + books["split_group"], strict=True))
     given = labels["group"] if "group" in labels.columns else pd.Series(None, index=labels.index)
     return pd.Series(
-        [g if isinstance(g, str) and g else by_id.get(i) or _own_group(i) for i, g in zip(ids, given, strict=True)],
+        [
+            g if isinstance(g, str) and g else by_id.get(i) or _own_group(i)
+            for i, g in zip(ids, given, strict=True)
+        ],
         index=labels.index,
         name="group",
     )
@@ -256,7 +259,8 @@ def choose_min_k5_prob(
     kind that leaks cannot hide behind a larger kind that does not. `precision_rows` and
     `min_precision`: of the rows of `precision_rows` kept, at least `min_precision` must be K-5
     at this minimum and every stricter one (`_threshold_precise`): where K-5 text is rare (web
-    text), a small Beyond-K-5 keep rate can still leave the kept text mostly Beyond-K-5. None when the released rule
+    text), a small Beyond-K-5 keep rate can still leave the kept text mostly Beyond-K-5.
+    None when the released rule
     (top band K5) already meets the target. The result may still miss the target when Beyond-K-5
     rows reach P(K5) = 1; when even keeping no Beyond-K-5 row cannot show the target
     (`allowed_beyond` < 0), every one of them is dropped.
@@ -292,7 +296,9 @@ def testable_kinds(kinds: np.ndarray, beyond_rows: np.ndarray, min_rows: int | N
     return [kind for kind, n in counts.items() if n >= needed]
 
 
-def _threshold_precise(p_k5: np.ndarray, is_k5: np.ndarray, min_precision: float, step: float) -> float | None:
+def _threshold_precise(
+    p_k5: np.ndarray, is_k5: np.ndarray, min_precision: float, step: float
+) -> float | None:
     """The smallest grid minimum at which, and at every stricter one, at least `min_precision` of
     the rows kept (P(K5) >= minimum) are K-5 (keeping none counts as precise); None when every
     minimum is precise already. Requiring it of every stricter minimum too keeps the choice off a
@@ -423,7 +429,8 @@ def tune_fasttext(
     }
     if precise is not None:
         details["min_precision"] = {"sources": sorted(precision_sources), "min": min_precision}
-        details["oof_chosen_precision"] = precision_of(pool, kept_at(pool["pred"], pool["p_k5"], threshold), precise)
+        kept = kept_at(pool["pred"], pool["p_k5"], threshold)
+        details["oof_chosen_precision"] = precision_of(pool, kept, precise)
     point = OperatingPoint(
         fasttext_min_k5_prob=threshold,
         encoder_min_k5_prob=None,
@@ -664,7 +671,13 @@ def tune_joint(
     scored = out_of_fold_encoder(frame, frame["fold"], score=frame["eligible"], **encoder)
     pool = pd.concat([frame, scored], axis=1)[lambda f: f["eligible"].astype(bool)].drop(columns="text")
     return choose_joint(
-        pool.reset_index(drop=True), target, confidence, encoder_grid, every_kind, aoa_grid, **(precision or {})
+        pool.reset_index(drop=True),
+        target,
+        confidence,
+        encoder_grid,
+        every_kind,
+        aoa_grid,
+        **(precision or {}),
     )
 
 

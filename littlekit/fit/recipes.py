@@ -107,10 +107,15 @@ def make_labels(
     seed: int = 0,
     max_per_band: int = DEFAULT_MAX_PER_BAND,
     labels: str = DEFAULT_LABELS,
+    sample_per_band: int | None = None,
 ) -> pd.DataFrame:
-    """Build the labels (`build_labels(labels)`: the judge's by default, `source`, or label files),
-    write them to `path`, read them back (the records with a band, as every later step reads them)."""
-    write_label_file(build_labels(labels, data_root, seed=seed, max_per_band=max_per_band), path)
+    """Build the labels (`build_labels(labels)`: the judge's by default, `source`, or label files;
+    `sample_per_band` for a quick run), write them to `path`, read them back (the records with a
+    band, as every later step reads them)."""
+    built = build_labels(
+        labels, data_root, seed=seed, max_per_band=max_per_band, sample_per_band=sample_per_band
+    )
+    write_label_file(built, path)
     return load_labels(path)
 
 
@@ -136,6 +141,38 @@ def run_labels(
 def labels_file(run: str | os.PathLike) -> Path:
     """Where a run's training labels live."""
     return runs.path(run, "labels")
+
+
+def fit_label_set(
+    run: str | os.PathLike,
+    labels: str,
+    steps: tuple[str, ...],
+    data_root: str | os.PathLike | None = None,
+    fasttext: FastTextRecipe | None = None,
+    encoder: EncoderRecipe | None = None,
+    threads: int = 1,
+    say=print,
+) -> Path:
+    """`littlekit fit`'s `steps` for the label set `labels` in the run folder `run` (its artifacts
+    in `run/artifacts`), with these recipes (default: the defaults); returns the artifacts folder.
+    The chapters use it to repeat a fit on another label set for comparison."""
+    from littlekit.fit.command import Fit, run_fit
+
+    artifacts = runs.path(run, "artifacts")
+    artifacts.mkdir(parents=True, exist_ok=True)
+    fit = Fit(
+        data_root=config.data_root(data_root),
+        artifacts=artifacts,
+        run=Path(run),
+        seed=(fasttext or FastTextRecipe()).seed,
+        labels_spec=labels,
+        threads=threads,
+        fasttext=fasttext or FastTextRecipe(),
+        encoder=encoder or EncoderRecipe(),
+        say=say,
+    )
+    run_fit(fit, steps)
+    return artifacts
 
 
 # --- stage 1 --------------------------------------------------------------------------------------
