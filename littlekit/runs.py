@@ -8,8 +8,9 @@ by name (`path(run, "labels")`), never by a folder name, so the layout is this o
     fasttext_fit       fasttext/                   stage 2's out-of-fold scores, sweeps, evaluation
     encoder_fit        encoder/                    stage 3's training log, out-of-fold scores, points
     frequency_fit      frequency/                  stage 5's pools and word table report
+    source_labels_fit  source_labels/              the same fit on the grade-labelled source labels (a run)
     validation         validation/                 the whole cascade on grade-labelled passages
-    demo_outcomes      validation/outcomes_demo.parquet   the cascade's verdict per demo document
+    pool_outcomes      validation/outcomes_pool.parquet   the cascade's verdict per pretraining-pool document
     training_corpora   tokenizer/                  K-5 and unfiltered corpora, math exposure, K-5 tokenizer
     nano_models        training/                   the nano LittleLearner / UNFILTERED checkpoints
     ...                                            (and one report folder per other chapter)
@@ -64,12 +65,19 @@ PRODUCTS: dict[str, Product] = {
         "stage 5's pools and word-table report",
         "`littlekit fit word-table` or the frequency chapter",
     ),
+    "source_labels_fit": Product(
+        "source_labels",
+        "the fit repeated on the grade-labelled source labels, a run folder of its own (labels, stage 2's "
+        "out-of-fold and leave-one-corpus-out scores, stage 3's points), to compare with the judge's labels",
+        "the fastText and encoder chapters, or `littlekit fit ... --labels source --run RUN/source_labels`",
+    ),
     "validation": Product(
         "validation", "the cascade on grade-labelled passages", "the filter-validation chapter"
     ),
-    "demo_outcomes": Product(
-        "validation/outcomes_demo.parquet",
-        "the cascade's verdict on each demo-corpus document",
+    "pool_outcomes": Product(
+        "validation/outcomes_pool.parquet",
+        "the cascade's verdict on each document of the pretraining pool "
+        "(demo corpus and judge-labelled passages)",
         "the filter-validation chapter",
     ),
     "training_corpora": Product(

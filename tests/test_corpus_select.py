@@ -41,7 +41,7 @@ def test_without_artifacts_stages_1_and_4_filter_and_the_note_says_so(tmp_path):
 
 def test_chapter_7_verdicts_are_reused_only_when_they_cover_every_document(tmp_path):
     run = tmp_path / "run"
-    path = runs.path(run, "demo_outcomes")
+    path = runs.path(run, "pool_outcomes")
     path.parent.mkdir(parents=True)
     verdicts = pd.DataFrame(
         {
@@ -54,7 +54,7 @@ def test_chapter_7_verdicts_are_reused_only_when_they_cover_every_document(tmp_p
     )
     verdicts.to_parquet(path)
     result = filter_outcomes(DOCS, run)
-    assert result.source == "demo_outcomes" and "outcomes_demo.parquet" in result.note
+    assert result.source == "pool_outcomes" and "outcomes_pool.parquet" in result.note
     assert list(result.frame["kept"]) == [False, True, True]
     assert list(result.frame["text"]) == list(DOCS["text"])
 
@@ -91,3 +91,56 @@ def test_corpora_leave_out_held_out_text_and_round_trip_as_jsonl(tmp_path):
     assert list(back["text"]) == list(DOCS["text"])
     assert back.loc[0, "band"] == "K5" and pd.isna(back.loc[1, "band"])
     assert json.loads(path.read_text(encoding="utf-8").splitlines()[1])["band"] is None
+
+
+def test_the_unfiltered_corpus_is_the_web_text_when_the_pool_marks_it():
+    outcomes = pd.DataFrame({
+        "id": ["a", "b", "c", "d"],
+        "text": ["a web page", "a story for children", "another web page", "a shared passage here"],
+        "web": [True, False, True, True],
+        "kept": [False, True, True, True],
+    })
+    k5, unfiltered, shared = training_corpora(outcomes, held_out=["a shared passage here"], n=3)
+    assert list(k5["id"]) == ["b", "c"]  # kept, web or not
+    assert list(unfiltered["id"]) == ["a", "c"]  # web text only, no filter
+    assert list(shared) == [False, False, False, True]
+    _, everything, _ = training_corpora(outcomes.drop(columns="web"))
+    assert list(everything["id"]) == ["a", "b", "c", "d"]
+
+
+def test_the_pretraining_pool_is_the_demo_corpus_and_the_judge_passages_once_each():
+    from littlekit.databuild import corpora
+    from littlekit.lm.corpus_select import POOL_COLUMNS, pretraining_pool
+
+    pool = pretraining_pool()
+    assert list(pool.columns) == list(POOL_COLUMNS)
+    assert pool["id"].is_unique and pool["text"].is_unique
+    demo = pool[pool["origin"] == "demo corpus"]
+    assert len(demo) >= len(corpora.load_demo_corpus()) - 1  # one demo text occurs twice
+    judged = pool[pool["origin"] == "judge labels"]
+    assert judged["id"].str.startswith("judge:").all() and len(judged) > 7000
+    assert set(judged.loc[judged["web"], "family"]) >= {"dclm", "fineweb", "simplewiki"}
+    assert not judged.loc[judged["family"].str.startswith("kids:"), "web"].any()
+    web_families = {"dclm", "dolma_cc", "fineweb_edu", "scrapinghub", "wikitext2"}
+    assert set(demo.loc[demo["web"], "family"]) == web_families
+
+
+def test_composition_counts_documents_and_megabytes_per_family_with_a_total():
+    from littlekit.lm.corpus_select import composition
+
+    pool = pd.DataFrame({
+        "text": ["ab", "cde", "é"],
+        "origin": ["demo corpus", "demo corpus", "judge labels"],
+        "family": ["dclm", "tinystories", "simplewiki"],
+        "n_tokens": [3, 4, 5],
+        "n_readable": [3, 3, 3],
+    })
+    table = composition({"all": pool, "some": pool.iloc[:1][["text", "origin", "family"]]})
+    assert list(table.columns.get_level_values(0).unique()) == ["all", "some"]
+    assert table.loc[("total", ""), ("all", "documents")] == 3
+    assert table.loc[("total", ""), ("all", "MB")] == pytest.approx(7e-6)  # "é" is two bytes
+    assert table.loc[("total", ""), ("all", "readable tokens")] == 9
+    assert table.loc[("judge labels", "simplewiki"), ("some", "documents")] == 0
+    assert ("some", "tokens") not in table.columns
+    by_origin = composition({"all": pool}, by=["origin"])
+    assert list(by_origin.index) == ["demo corpus", "judge labels", "total"]

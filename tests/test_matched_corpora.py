@@ -219,3 +219,86 @@ def test_the_tokenizer_is_fitted_on_littlelearners_text_and_math():
     math = exposure_records("add_sub_within_10", 2, "plain")
     texts = tokenizer_texts(k5, math)
     assert texts == [*k5["text"], *(r["text"] for r in math)]
+
+
+def test_split_table_and_text_summary_say_what_each_model_trains_on(tokenizer):
+    from littlekit.lm.matched_corpora import split_table, text_summary
+
+    k5, unfiltered = make_corpora()
+    splits = matched_splits(k5, unfiltered, tokenizer, seq_len=32, held_out_fraction=0.2)
+    table = split_table(splits).set_index(["name", "split"])
+    for (name, split), frame in splits.items():
+        row = table.loc[(name, split)]
+        assert row["documents"] == len(frame) and row["readable_tokens"] == frame["n_readable"].sum()
+    held = splits[("unfiltered", "corpus")]["held_out"].sum()
+    assert table.loc[("unfiltered", "corpus"), "held_out"] == held
+    assert table.loc[("unfiltered", "train"), "held_out"] == 0
+    ll, un = text_summary(split_table(splits), 32, {"littlelearner": "LL", "unfiltered": "UN"})
+    train = table.loc[("littlelearner", "train")]
+    documents, readable = int(train["documents"]), int(train["readable_tokens"])
+    assert ll.startswith(f"LL trains on {documents:,} documents of the K-5 corpus (its {len(k5)} less")
+    assert f"{readable:,} tokens as the loader reads them (at most 33 tokens" in ll
+    sampled = int(table.loc[("unfiltered", "train"), "documents"])
+    assert un.startswith(f"UN trains on {sampled:,} web documents (sampled to LL's readable tokens")
+
+
+def test_reading_table_counts_the_tokens_training_reads(tokenizer, tmp_path):
+    from littlekit.lm.matched_corpora import reading_table
+    from littlekit.lm.shards import BatchLoader
+
+    k5, unfiltered = make_corpora()
+    math = pair_exposure(per_unit=1, fmt="plain")
+    matched = prepare_matched_shards(
+        k5, unfiltered, tokenizer, tmp_path, seq_len=32, held_out_fraction=0.2, math=math
+    )
+    rows, seq_len = 50, 32
+    reads = reading_table(matched, 0.5, seq_len, rows, seed=1)
+    assert list(reads.index) == ["littlelearner", "unfiltered"]
+    assert (reads["tokens read"] == rows * seq_len).all()
+    assert (reads["text tokens read"] + reads["math tokens read"] == reads["tokens read"]).all()
+    table = matched.table.set_index(["name", "split"])
+    ll = reads.loc["littlelearner"]
+    assert ll["text readable tokens"] == table.loc[("littlelearner", "train"), "readable_tokens"]
+    assert ll["math documents"] == len(math["littlelearner"])
+    assert ll["text passes"] == pytest.approx(ll["text tokens read"] / ll["text readable tokens"])
+    loader = BatchLoader(matched.training_data("littlelearner", 0.5), seq_len, 10, seed=1)
+    math_rows = sum(loader._source_of_row(r) == 1 for r in range(rows))
+    assert ll["math tokens read"] == math_rows * seq_len
+    text_only = reading_table(matched, 0.0, seq_len, rows)
+    assert (text_only["math tokens read"] == 0).all()
+    assert (text_only["text tokens read"] == rows * seq_len).all()
+
+
+def test_chapter_8_counts_the_pairs_tokens_with_chapter_9s_defaults():
+    import ast
+
+    import nbformat
+
+    from littlekit.config import REPO_ROOT
+    from littlekit.lm.matched_corpora import HELD_OUT_FRACTION
+
+    def defaults(name):
+        cells = nbformat.read(REPO_ROOT / "notebooks" / name, as_version=4).cells
+        (cell,) = [c for c in cells if "parameters" in c.metadata.get("tags", [])]
+        tree = ast.parse(cell.source)
+        return {n.targets[0].id: ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)}
+
+    chapter_8, chapter_9 = defaults("08_tokenizer.ipynb"), defaults("09_training.ipynb")
+    assert chapter_8["seq_len"] == chapter_9["seq_len"]
+    assert chapter_9["held_out_fraction"] == HELD_OUT_FRACTION
+    assert chapter_8["seed"] == chapter_9["seed"]
+
+
+def test_text_summary_says_when_the_web_text_cannot_match_littlelearners_tokens(tokenizer):
+    from littlekit.lm.matched_corpora import split_table, text_summary
+
+    k5, unfiltered = make_corpora()
+    few = unfiltered[~unfiltered["kept"]].head(6)  # six web pages, kept by none: fewer readable tokens
+    table = split_table(matched_splits(k5, few, tokenizer, seq_len=32, held_out_fraction=0.2))
+    _, line = text_summary(table, 32)
+    train = table.set_index(["name", "split"])
+    readable = train["readable_tokens"]
+    short = int(readable[("littlelearner", "train")] - readable[("unfiltered", "train")])
+    assert "(all of the unfiltered corpus, its 6 less the" in line
+    assert f"That is {short:,} readable tokens short of littlelearner's" in line
+    assert "not matched in tokens" in line

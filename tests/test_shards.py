@@ -220,3 +220,29 @@ def test_eval_stream_scores_every_token_once(tmp_path, tokenizer):
     split = [list(eval_batches(tmp_path, seq_len, 4, rank=r, world_size=2)) for r in (0, 1)]
     assert len(split[0]) + len(split[1]) == len(batches)
     assert torch.equal(split[1][0].input_ids, batches[1].input_ids)
+
+
+def test_planned_reads_count_what_the_loader_reads(tmp_path, tokenizer):
+    from littlekit.lm.shards import planned_reads
+
+    for seed, name in enumerate("ab"):
+        write_shards(make_texts(30, seed, marker=f"<{name}>"), tokenizer, tmp_path / name)
+    sources = {str(tmp_path / "a"): 0.75, str(tmp_path / "b"): 0.25}
+    seq_len, rows = 12, 60
+    loader = BatchLoader(sources, seq_len=seq_len, batch_size=4, seed=2)
+    counts = dict.fromkeys("ab", 0)
+    for _ in range(rows // 4):
+        x, _ = next(loader)
+        for row in x.tolist():
+            counts[tokenizer.decode(row, skip_special_tokens=True)[1]] += 1
+    reads = planned_reads(sources, seq_len, rows, seed=2)
+    assert [r["source"] for r in reads] == list(sources)
+    assert [r["rows"] for r in reads] == [counts["a"], counts["b"]]
+    assert [r["tokens"] for r in reads] == [counts["a"] * seq_len, counts["b"] * seq_len]
+    for read, name in zip(reads, "ab", strict=True):
+        lengths = TokenShards(tmp_path / name).lengths
+        assert 0 < read["documents"] <= len(lengths)
+        assert read["distinct_tokens"] <= min(read["tokens"], int(lengths.sum()))
+    assert planned_reads(str(tmp_path / "a"), seq_len, 0) == [
+        {"source": str(tmp_path / "a"), "rows": 0, "tokens": 0, "documents": 0, "distinct_tokens": 0}
+    ]

@@ -429,6 +429,24 @@ def dropped_examples(
     return picked[keep].assign(excerpt=excerpt).reset_index(drop=True)
 
 
+def corpus_outcomes(outcomes: pd.DataFrame, stages: Sequence[str], by: str = "family") -> pd.DataFrame:
+    """Per value of `by` (a corpus): documents, how many each stage drops and how many are kept, and,
+    where documents carry a band (the judge's, or their source's), how many of the kept ones are
+    K-5 (`K5 kept`) out of those with a band (`banded kept`): the precision against that band."""
+    dropped = outcomes[~outcomes["kept"].astype(bool)]
+    table = pd.DataFrame({"documents": outcomes.groupby(by).size()})
+    for stage in stages:
+        table[f"dropped at {stage}"] = dropped[dropped["stage"] == stage].groupby(by).size()
+    kept = outcomes[outcomes["kept"].astype(bool)]
+    table["kept"] = kept.groupby(by).size()
+    table["banded kept"] = kept[kept["band"].notna()].groupby(by).size()
+    table["K5 kept"] = kept[kept["band"] == "K5"].groupby(by).size()
+    table = table.fillna(0).astype(int)
+    table["kept share"] = table["kept"] / table["documents"]
+    table["precision"] = (table["K5 kept"] / table["banded kept"]).where(table["banded kept"] > 0)
+    return table
+
+
 def stage_reasons(outcomes: pd.DataFrame, by: str = "group") -> pd.DataFrame:
     """Counts of passages per (stage, reason) that left the cascade, one column per group."""
     left = outcomes[~outcomes["kept"]]

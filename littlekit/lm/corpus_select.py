@@ -1,27 +1,32 @@
-"""The training corpora of the nano models: the demo documents the filter keeps, and all of them.
+"""The training corpora of the nano models: the embedded documents the filter keeps, and web text.
+
+`pretraining_pool` is every document of the embedded data the pair's text can come from: the demo
+corpus and every passage of the LLM judge's labels (web text, Simple Wikipedia, children's books,
+informational school books), with a `web` column for the web text among them.
 
 `filter_outcomes` decides, for every document, whether the five-stage filter keeps it, taking the
 first of these that is available for the run and saying which (in its note):
 
-1. the validation run's verdicts on the demo corpus (the run product `demo_outcomes`), when they
-   cover every document (the validation run filters a sample of the demo corpus by default,
-   which is not enough);
+1. the validation run's verdicts on the pool (the run product `pool_outcomes`), when they
+   cover every document;
 2. the same five-stage cascade, built from the run's `artifacts` (all five stages, the
    registry's defaults), run here;
 3. when the artifacts are incomplete: stages 1 and 4 only (AoA and symbolic, which need no
    trained model), with the run's AoA table if it has one, else the embedded Kuperman table.
 
 `training_corpora` then gives the K-5 corpus (kept documents) and its unfiltered counterpart (the
-same source documents, no filter), both without the documents sharing text with held-out passages
+pool's web documents, no filter, as the paper's UNFILTERED reads unfiltered FineWeb-Edu; every
+document when the frame has no `web` column), both without the documents sharing text with held-out passages
 (CommonCoreText-PD validation), so bits per byte measured on those passages later is not measured
-on training text. `write_corpus` saves one as jsonl (id, text, source, band).
+on training text. `write_corpus` saves one as jsonl (CORPUS_COLUMNS: id, text, source, band, web, origin,
+family); `composition` tabulates corpora per family.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,8 +43,12 @@ from littlekit.fit.pools import overlaps
 from littlekit.io import JsonlWriter
 
 FALLBACK_STAGES = ("aoa", "symbolic")
+# the demo corpus' web text (the rest is graded or child-directed text, math problems, textbooks)
+DEMO_WEB_SOURCES = ("dclm", "dolma_cc", "fineweb_edu", "scrapinghub", "wikitext2")
+JUDGE_ID_PREFIX = "judge:"
+POOL_COLUMNS = ("id", "text", "source", "band", "web", "origin", "family")
 VERDICT_COLUMNS = ("status", "stage", "reason", "kept")
-CORPUS_COLUMNS = ("id", "text", "source", "band")
+CORPUS_COLUMNS = ("id", "text", "source", "band", "web", "origin", "family")
 
 
 @dataclass
@@ -49,7 +58,34 @@ class FilterOutcomes:
     frame: pd.DataFrame  # the documents' columns + status, stage, reason, kept
     stages: list[str]
     note: str
-    source: str  # "demo_outcomes" (the validation run's verdicts), "cascade" or "fallback"
+    source: str  # "pool_outcomes" (the validation run's verdicts), "cascade" or "fallback"
+
+
+def pretraining_pool(root: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The demo corpus and the judge-labelled passages (ids `judge:<id>`, source their corpus, band
+    the judge's), minus passages sharing text with a demo document (the judge read 1,500-character
+    cuts of some demo pages). Columns POOL_COLUMNS: `web` marks web text (the demo corpus' crawl,
+    news and Wikipedia pages, the judge's crawl and wiki corpora), `origin` the file, `family` the
+    demo corpus' data set or the judge's corpus."""
+    from littlekit.databuild import corpora
+    from littlekit.databuild.judge_labels import WEB_CORPORA
+
+    demo = corpora.load_demo_corpus(root)
+    family = demo["source"].str.split(":").str[0]
+    demo = demo.assign(web=family.isin(DEMO_WEB_SOURCES), origin="demo corpus", family=family)
+    judged = corpora.load_judge_labels(root)
+    judged = pd.DataFrame({
+        "id": JUDGE_ID_PREFIX + judged["id"].astype(str),
+        "text": judged["text"],
+        "source": judged["corpus"],
+        "band": judged["band"],
+        "web": judged["corpus"].isin(WEB_CORPORA),
+        "origin": "judge labels",
+        "family": judged["corpus"],
+    })
+    judged = judged[~pd.Series(overlaps(judged["text"], demo["text"]), index=judged.index)]
+    pool = pd.concat([demo[list(POOL_COLUMNS)], judged], ignore_index=True)
+    return pool.drop_duplicates("text").reset_index(drop=True)
 
 
 def filter_outcomes(documents: pd.DataFrame, run: str | os.PathLike) -> FilterOutcomes:
@@ -83,9 +119,9 @@ def filter_outcomes(documents: pd.DataFrame, run: str | os.PathLike) -> FilterOu
 
 def _previous_outcomes(documents: pd.DataFrame, run: Path) -> FilterOutcomes | str:
     """The validation run's verdicts when they cover every document, else a sentence saying why not."""
-    path = runs.path(run, "demo_outcomes")
+    path = runs.path(run, "pool_outcomes")
     if not path.is_file():
-        return runs.missing_note(run, "demo_outcomes") + "."
+        return runs.missing_note(run, "pool_outcomes") + "."
     previous = pd.read_parquet(path)
     missing = [c for c in ("id", *VERDICT_COLUMNS) if c not in previous.columns]
     if missing:
@@ -96,14 +132,14 @@ def _previous_outcomes(documents: pd.DataFrame, run: Path) -> FilterOutcomes | s
     if covered < len(documents):
         return (
             f"{path} covers {covered:,} of the {len(documents):,} documents "
-            f"({runs.product('demo_outcomes').made_by} filters a sample by default; "
-            "run it with demo_sample_size at least the corpus size to reuse it)."
+            f"({runs.product('pool_outcomes').made_by} filters the whole pool by default; "
+            "run it on the same data root to reuse it)."
         )
     verdicts = previous.loc[ids, list(VERDICT_COLUMNS)].reset_index(drop=True)
     frame = pd.concat([documents.reset_index(drop=True), verdicts], axis=1)
     stages = [s for s in stage_list("all") if s in set(frame["stage"].dropna())] or stage_list("all")
     note = f"Read the validation run's verdicts on all {len(documents):,} documents from {path}."
-    return FilterOutcomes(frame, stages, note, "demo_outcomes")
+    return FilterOutcomes(frame, stages, note, "pool_outcomes")
 
 
 def _run_cascade(documents: pd.DataFrame, names: Sequence[str], options: dict) -> pd.DataFrame:
@@ -118,17 +154,19 @@ def _run_cascade(documents: pd.DataFrame, names: Sequence[str], options: dict) -
 def training_corpora(
     outcomes: pd.DataFrame, held_out: Iterable[str] = (), n: int = 8
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
-    """(k5, unfiltered, shared): the kept documents, all documents, and a mask of those left out
-    of both for sharing text with `held_out` (an identical text or a run of `n` words)."""
+    """(k5, unfiltered, shared): the kept documents, the unfiltered documents (the web ones when
+    `outcomes` has a `web` column, else all), and a mask of those left out of both for sharing text
+    with `held_out` (an identical text or a run of `n` words)."""
     held_out = list(held_out)
     shared = pd.Series(overlaps(outcomes["text"], held_out, n) if held_out else False, index=outcomes.index)
-    unfiltered = outcomes[~shared].reset_index(drop=True)
-    k5 = unfiltered[unfiltered["kept"]].reset_index(drop=True)
-    return k5, unfiltered, shared
+    usable = outcomes[~shared]
+    k5 = usable[usable["kept"]].reset_index(drop=True)
+    unfiltered = usable[usable["web"].astype(bool)] if "web" in usable.columns else usable
+    return k5, unfiltered.reset_index(drop=True), shared
 
 
 def write_corpus(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Save documents as jsonl with the fields id, text, source, band (those the frame has)."""
+    """Save documents as jsonl with the fields of CORPUS_COLUMNS (those the frame has)."""
     columns = [c for c in CORPUS_COLUMNS if c in frame.columns]
     with JsonlWriter(path) as writer:
         for record in frame[columns].to_dict("records"):
@@ -147,3 +185,29 @@ def _missing(value) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
+
+
+def composition(
+    corpora: Mapping[str, pd.DataFrame], by: Sequence[str] = ("origin", "family")
+) -> pd.DataFrame:
+    """Per group of `by`, and a last row "total": for each named corpus its documents, MB (UTF-8)
+    and, for frames with `matched_splits`' n_tokens and n_readable columns, its tokens and readable
+    tokens. Columns (corpus, measure); a group a corpus lacks counts 0."""
+    by = list(by)
+    parts = {}
+    for name, frame in corpora.items():
+        measures = {"documents": ("text", "size"), "MB": ("MB", "sum")}
+        if "n_tokens" in frame.columns:
+            measures["tokens"] = ("n_tokens", "sum")
+        if "n_readable" in frame.columns:
+            measures["readable tokens"] = ("n_readable", "sum")
+        sized = frame.assign(MB=frame["text"].map(lambda t: len(t.encode("utf-8")) / 1e6))
+        parts[name] = sized.groupby(by).agg(**measures)
+    table = pd.concat(parts, axis=1).fillna(0)
+    label = ("total", *[""] * (len(by) - 1))
+    total = pd.DataFrame(
+        [table.sum()],
+        index=pd.MultiIndex.from_tuples([label], names=by) if len(by) > 1 else pd.Index(label, name=by[0]),
+    )
+    table = pd.concat([table, total])
+    return table.astype({c: float if c[1] == "MB" else int for c in table.columns})

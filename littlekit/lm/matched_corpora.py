@@ -1,16 +1,16 @@
 """The two training sets of the nano models' controlled comparison, held out alike and matched in tokens.
 
-nano LittleLearner trains on the K-5 corpus and nano UNFILTERED on the unfiltered corpus (the same
-source documents, no filter; both are in the run product `training_corpora`). For the comparison
-to say something about the data and nothing else, the two runs share the recipe, the tokenizer and
-the token budget, and:
+nano LittleLearner trains on the K-5 corpus (the documents of the pretraining pool the filter
+keeps, web or not) and nano UNFILTERED on the unfiltered corpus (the pool's web documents, no
+filter); both are in the run product `training_corpora`. For the comparison to say something
+about the data and nothing else, the two runs share the recipe, the tokenizer and the token
+budget, and:
 
 - **Held out alike.** `held_out_mask` picks validation documents by a seeded hash of their id, not
-  by position, so a document is held out from both corpora or from neither. Every K-5 document is
-  also an unfiltered one, so the K-5 validation documents are a subset of the unfiltered ones
-  (also when a small K-5 corpus gets its one validation document by the min_count rule):
-  neither model ever trains on a document of the other's validation stream, and each can be
-  scored on both streams.
+  by position, so a document in both corpora (a kept web document) is held out from both or from
+  neither, and every K-5 validation document is held out of the unfiltered corpus too (also when
+  a small K-5 corpus gets its one validation document by the min_count rule): neither model ever
+  trains on a document of the other's validation stream, and each can be scored on both streams.
 - **Matched in tokens.** The unfiltered training documents are sampled (`sample_to_tokens`,
   seeded) until they hold as many tokens as the K-5 training documents, so both models see the
   same number of distinct tokens, the same number of times. Tokens are counted as the loader can
@@ -27,7 +27,9 @@ the token budget, and:
   is drawn from a training seed. Training reads text and math in fixed proportions
   (`MatchedShards.training_data`), so both models see the same share of math tokens.
 
-`prepare_matched_shards` does all of it and writes the shard directories.
+`prepare_matched_shards` does all of it and writes the shard directories; `split_table` says what
+each split holds, `text_summary` says it in words, and `reading_table` counts the tokens of each
+source a training run of so many rows reads (`shards.planned_reads`).
 `training_corpora_inputs` reads a run's training corpora, math exposure and K-5 tokenizer, or makes
 them with the same calls and defaults when the run has none.
 """
@@ -46,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from littlekit import runs
-from littlekit.lm.shards import write_shards
+from littlekit.lm.shards import planned_reads, write_shards
 
 # the files of the run product `training_corpora`
 K5_CORPUS, UNFILTERED_CORPUS, TOKENIZER = "k5_corpus.jsonl", "unfiltered_corpus.jsonl", "k5_bpe"
@@ -237,7 +239,7 @@ def prepare_matched_shards(
         splits[(name, "math")] = pd.DataFrame(
             {"text": texts, "n_tokens": lengths, "n_readable": readable_tokens(lengths, seq_len)}
         )
-    dirs, rows = {}, []
+    dirs = {}
     for (name, split), frame in splits.items():
         if frame.empty:
             raise ValueError(
@@ -247,6 +249,16 @@ def prepare_matched_shards(
             directory = Path(out_dir) / name / split
             write_shards(frame["text"].tolist(), tokenizer, directory, overwrite=True)
             dirs[(name, split)] = directory
+    return MatchedShards(dirs, split_table(splits))
+
+
+def split_table(splits: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """One row per (name, split) of `matched_splits`' frames (and "math" frames): documents, tokens,
+    readable_tokens, bytes (UTF-8), held_out (the corpus' documents held out for validation, before
+    any max_val_tokens cap; 0 for the other splits) and share (of the corpus' tokens; 1 for math)."""
+    rows = []
+    for (name, split), frame in splits.items():
+        corpus_tokens = int(splits[(name, "corpus")]["n_tokens"].sum()) if (name, "corpus") in splits else 0
         rows.append(
             {
                 "name": name,
@@ -255,12 +267,87 @@ def prepare_matched_shards(
                 "tokens": int(frame["n_tokens"].sum()),
                 "readable_tokens": int(frame["n_readable"].sum()),
                 "bytes": int(frame["text"].map(lambda t: len(t.encode("utf-8"))).sum()),
+                "held_out": int(frame["held_out"].sum()) if split == "corpus" else 0,
                 "share": 1.0
                 if split == "math"
-                else frame["n_tokens"].sum() / splits[(name, "corpus")]["n_tokens"].sum(),
+                else (frame["n_tokens"].sum() / corpus_tokens if corpus_tokens else 0.0),
             }
         )
-    return MatchedShards(dirs, pd.DataFrame(rows))
+    return pd.DataFrame(rows)
+
+
+# how text_summary names each model's training documents
+CORPUS_WORDS = {"littlelearner": "documents of the K-5 corpus", "unfiltered": "web documents"}
+
+
+def text_summary(
+    table: pd.DataFrame, seq_len: int | None, labels: Mapping[str, str] | None = None
+) -> list[str]:
+    """A sentence per model of `split_table`'s table: how many documents and tokens its training
+    text holds, the tokens counted as the loader reads them, and where the documents come from;
+    the last says so when the web text not held out holds fewer readable tokens than LittleLearner's
+    (then UNFILTERED takes all of it and the pair is not matched in tokens)."""
+    rows = table.set_index(["name", "split"])
+    labels = {name: (labels or {}).get(name, name) for name in NAMES}
+    most = "every token" if seq_len is None else f"at most {seq_len + 1:,} tokens"
+    budget = int(rows.loc[("littlelearner", "train"), "readable_tokens"])
+    lines = []
+    for name in NAMES:
+        corpus, train = rows.loc[(name, "corpus")], rows.loc[(name, "train")]
+        documents, held = int(corpus["documents"]), int(corpus["held_out"])
+        readable = int(train["readable_tokens"])
+        whole = f"its {documents:,} less the {held:,} held out for validation"
+        every = int(train["documents"]) >= documents - held  # sample_to_tokens took every document
+        if name == "littlelearner":
+            origin = f"({whole})"
+        elif not every:
+            ll = labels["littlelearner"]
+            origin = f"(sampled to {ll}'s readable tokens from the unfiltered corpus, {whole})"
+        else:
+            origin = f"(all of the unfiltered corpus, {whole})"
+        line = (
+            f"{labels[name]} trains on {int(train['documents']):,} {CORPUS_WORDS[name]} {origin}: "
+            f"{readable:,} tokens as the loader reads them ({most} of a document; "
+            f"{int(train['tokens']):,} tokens in all), {train['bytes'] / 1e6:.2f} MB of text."
+        )
+        if name == "unfiltered" and every and readable < budget:
+            line += (
+                f" That is {budget - readable:,} readable tokens short of {labels['littlelearner']}'s "
+                f"{budget:,}: the pair is not matched in tokens (more web documents would match it)."
+            )
+        lines.append(line)
+    return lines
+
+
+def reading_table(
+    matched: MatchedShards, math_share: float, seq_len: int, rows: int, seed: int = 0
+) -> pd.DataFrame:
+    """Per model, what `rows` training rows of `seq_len` tokens (steps x global batch) read of its
+    text and of its math, planned as the trainer's loader plans them (`planned_reads`, the same
+    seed): the training set's documents and readable tokens, the tokens read from it, the distinct
+    tokens among them, the passes (tokens read / readable tokens), and the tokens read in all."""
+    table = matched.table.set_index(["name", "split"])
+    out = []
+    for name in NAMES:
+        reads = {
+            Path(r["source"]).name: r
+            for r in planned_reads(matched.training_data(name, math_share), seq_len, rows, seed)
+        }
+        row: dict[str, Any] = {"name": name}
+        for part, split in (("text", "train"), ("math", "math")):
+            read = reads.get(split, {"tokens": 0, "distinct_tokens": 0})
+            held = table.loc[(name, split)] if (name, split) in table.index else None
+            readable = int(held["readable_tokens"]) if held is not None else 0
+            row |= {
+                f"{part} documents": int(held["documents"]) if held is not None else 0,
+                f"{part} readable tokens": readable,
+                f"{part} tokens read": int(read["tokens"]),
+                f"{part} distinct tokens read": int(read["distinct_tokens"]),
+                f"{part} passes": read["tokens"] / readable if readable else 0.0,
+            }
+        row["tokens read"] = row["text tokens read"] + row["math tokens read"]
+        out.append(row)
+    return pd.DataFrame(out).set_index("name")
 
 
 def exposure_format(run: str | os.PathLike) -> str:
@@ -301,14 +388,21 @@ def training_corpora_inputs(
     """The run product `training_corpora`, read from the run.
 
     When a file is missing (the training run on its own) all of it is made with the same calls
-    and defaults: the filter's verdicts on the whole demo corpus (`corpus_select.filter_outcomes`),
+    and defaults: the filter's verdicts on the whole pretraining pool (`corpus_select.filter_outcomes`
+    on `pretraining_pool`),
     the corpora without the documents sharing text with CommonCoreText-PD validation passages
     (`training_corpora`), the math exposure (`pair_exposure`) and the K-5 byte-level BPE fitted on
     LittleLearner's text and math (`tokenizer_texts`); the note says so.
     """
     from littlekit.curriculum.export import read_jsonl, write_jsonl
     from littlekit.databuild import corpora
-    from littlekit.lm.corpus_select import filter_outcomes, read_corpus, training_corpora, write_corpus
+    from littlekit.lm.corpus_select import (
+        filter_outcomes,
+        pretraining_pool,
+        read_corpus,
+        training_corpora,
+        write_corpus,
+    )
     from littlekit.lm.tokenizer import train_tokenizer
 
     folder = runs.path(run, "training_corpora")
@@ -323,7 +417,7 @@ def training_corpora_inputs(
             paths[2],
             f"Read the training corpora, the math exposure and the K-5 tokenizer from {folder}.",
         )
-    selection = filter_outcomes(corpora.load_demo_corpus(data_root), run)
+    selection = filter_outcomes(pretraining_pool(data_root), run)
     held_out = corpora.load_commoncoretext(data_root, split="validation")["text"]
     k5, unfiltered, _ = training_corpora(selection.frame, held_out=held_out)
     math = pair_exposure(per_unit, fmt, seed)

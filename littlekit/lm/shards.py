@@ -545,6 +545,39 @@ class BatchLoader:
         self.cursors = [[int(epoch), int(pos)] for epoch, pos in state["cursors"]]
 
 
+def planned_reads(
+    sources: str | os.PathLike | Mapping[str | os.PathLike, float], seq_len: int, rows: int, seed: int = 0
+) -> list[dict[str, Any]]:
+    """What the first `rows` global rows of `BatchLoader(sources, seq_len, ..., seed)` read, per
+    source, planned from document lengths alone (no token is loaded; the batch size, rank and world
+    size do not change the global rows): the source's name, rows, tokens (seq_len per row, the
+    row's inputs, as the trainer counts training tokens), documents and distinct_tokens (the
+    documents the rows' inputs touch and how many of their tokens are an input at least once; a
+    row's last token is only a label)."""
+    if rows < 0:
+        raise ValueError(f"rows must be >= 0, got {rows}")
+    loader = BatchLoader(sources, seq_len, batch_size=1, seed=seed)
+    counts = [0] * len(loader.names)
+    furthest: list[dict[int, int]] = [{} for _ in loader.names]  # per source: document -> tokens read
+    for _ in range(rows):
+        source, pieces = loader._plan_row()
+        counts[source] += 1
+        *whole, (last, take) = pieces
+        for doc, taken in [*whole, (last, take - 1)]:  # the last token is only a label
+            if taken:
+                furthest[source][doc] = max(taken, furthest[source].get(doc, 0))
+    return [
+        {
+            "source": name,
+            "rows": counts[i],
+            "tokens": counts[i] * seq_len,
+            "documents": len(furthest[i]),
+            "distinct_tokens": sum(furthest[i].values()),
+        }
+        for i, name in enumerate(loader.names)
+    ]
+
+
 class EvalBatch(NamedTuple):
     """A held-out batch: labels are -100 where nothing is scored; n_bytes of the documents it starts."""
 
