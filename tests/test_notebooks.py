@@ -18,7 +18,7 @@ SMOKE_RUN = "pytest-smoke"
 TRAIN_SMOKE_RUN = "pytest-smoke-training"
 NOTEBOOKS = [
     ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
-    ("02_llm_judge.ipynb", {"max_per_band": 60}),
+    ("02_llm_judge.ipynb", {"max_per_band": 60, "sample_per_band": 60}),
     ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60, "tuning_folds": 2}),
     (
         "04_encoder_classifier.ipynb",
@@ -33,7 +33,7 @@ NOTEBOOKS = [
         "07_filter_validation.ipynb",
         {
             "max_per_group": 20,
-            "demo_sample_size": 60,
+            "pool_sample_size": 60,
             "rate_sample_size": 15,
             "weebit_path": "../tests/fixtures/weebit/weebit_fixture.csv",
         },
