@@ -24,7 +24,7 @@ from littlekit.fit.labels import (
     write_label_file,
 )
 from littlekit.fit.operating_point import label_groups, tuning_sources
-from littlekit.judge import make_label, text_sha256
+from littlekit.judge import make_label, redact, text_sha256
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -141,6 +141,8 @@ def test_tuning_sources_follow_the_labels(judge_labels):
 
 
 def test_a_label_file_adds_to_the_judge_set_and_round_trips(tmp_path, judge_labels):
+    # keys other tests registered would be scrubbed out of the judge's evidence notes on writing
+    redact._forget_all()
     extra = write_records(tmp_path / "mine.jsonl", [
         judge_record(0, "Ducks swim in the pond and eat bread.", "K5", "my-corpus", url="https://example.org/a"),
         judge_record(1, "Parliament debated the fiscal amendment.", "K12", "my-corpus"),
