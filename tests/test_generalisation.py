@@ -356,3 +356,17 @@ def test_the_out_of_fold_cascade_drops_what_stage_1_drops_and_skips_unscored_lab
     verdicts = frame.set_index("id")["kept"]
     assert verdicts.to_dict() == {"a": True, "b": False, "c": False}  # b: stage 1; c: stage 4; d: unscored
     assert set(frame["corpus"]) == {"dclm", "c4"}
+
+
+def test_the_side_by_side_display_formats_counts_as_counts_and_shares_as_shares():
+    table = pd.DataFrame(
+        {
+            ("judge", "n K-5"): [1.0, None],
+            ("judge", "K-5 kept"): [1.0, None],
+            ("judge", "n Beyond"): [0.0, 3.0],
+        },
+        index=["tiny", "other"],
+    )
+    shown = gen.side_by_side_display(table)
+    assert shown.loc["tiny"].tolist() == ["1", "100.0%", "0"]
+    assert shown.loc["other"].tolist() == ["—", "—", "3"]

@@ -416,6 +416,22 @@ def side_by_side(checks: Mapping[str, CorpusCheck]) -> pd.DataFrame:
     return pd.concat(parts, axis=1).sort_index()
 
 
+def side_by_side_display(table: pd.DataFrame) -> pd.DataFrame:
+    """`side_by_side`'s table for a reader: shares as percentages, counts as whole numbers, a dash
+    where a label set has no such corpus or band."""
+
+    def cell(value: Any, share: bool) -> str:
+        if pd.isna(value):
+            return "—"
+        return f"{value:.1%}" if share else f"{int(value):,}"
+
+    shown = table.astype(object).copy()
+    for column in table.columns:
+        share = str(column[-1]).endswith("kept")
+        shown[column] = [cell(v, share) for v in table[column]]
+    return shown
+
+
 # --- the check as a rule for choosing a point ---------------------------------------------------
 
 
