@@ -16,9 +16,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from littlekit.databuild import corpora
 from littlekit.grades import BANDS
-from littlekit.judge.labels import text_sha256
 from littlekit.stats import wilson_interval
 
 LABEL_PREFIXES = ("source-label:", "llm-judge:")
@@ -126,26 +124,19 @@ def left_out(records: pd.DataFrame, quality: Mapping) -> pd.DataFrame:
 
 
 def validation_texts(root: str | os.PathLike | None = None) -> list[str]:
-    """The validation passages no training label may share text with (CommonCoreText-PD's and
-    graded_informational's), as `littlekit.fit.labels` reads them."""
-    passages = corpora.load_commoncoretext(root, split="validation")
-    books = corpora.load_graded_informational(root, split="validation")
-    return [*passages["text"], *books["text"]]
+    """The validation passages no training label may share text with (`littlekit.fit.labels`')."""
+    from littlekit.fit.labels import validation_texts as label_validation_texts
+
+    return label_validation_texts(root)
 
 
 def shares_validation_text(texts: Iterable[str], root: str | os.PathLike | None = None) -> list[bool]:
     """For each text: does it equal a validation passage or share an 8-word sequence with one?
+    The rule `littlekit.fit.labels.build_labels` drops training labels by."""
+    from littlekit.fit.labels import shares_text
 
-    The rule `littlekit.fit.labels.build_labels` drops training labels by.
-    """
-    from littlekit.fit.labels import shingles
+    return shares_text(texts, validation_texts(root))
 
-    seen: set[tuple[str, ...]] = set()
-    hashes: set[str] = set()
-    for text in validation_texts(root):
-        seen |= shingles(text)
-        hashes.add(text_sha256(text))
-    return [text_sha256(text) in hashes or not shingles(text).isdisjoint(seen) for text in texts]
 
 
 def shorten(text: str, max_chars: int = 280) -> str:

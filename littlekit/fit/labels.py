@@ -172,7 +172,7 @@ def build_labels(
             f"label sets {spec!r} use the same ids for different texts: {sorted(set(clash))[:5]}"
         )
     if len(frames) > 1:
-        labels = _drop_validation_overlap(labels, _validation_texts(root))
+        labels = _drop_validation_overlap(labels, validation_texts(root))
     if sample_per_band is not None:
         labels = balance(labels, sample_per_band, seed)
     return _label_frame(labels.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True))
@@ -206,7 +206,7 @@ def build_judge_labels(
     ]
     frame = pd.concat([*judged, pd.DataFrame(item_records)], ignore_index=True)
     frame = frame.drop_duplicates("text_sha256").reset_index(drop=True)
-    frame = _drop_validation_overlap(frame, _validation_texts(root))
+    frame = _drop_validation_overlap(frame, validation_texts(root))
     return _label_frame(frame.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True))
 
 
@@ -246,7 +246,7 @@ def _judge_file_rows(path: Path, root: str | os.PathLike | None, check_overlap: 
         raise ValueError(f"{path} holds no labelled records")
     frame = pd.DataFrame(records, columns=list(LABEL_COLUMNS))
     if check_overlap:
-        frame = _drop_validation_overlap(frame, _validation_texts(root))
+        frame = _drop_validation_overlap(frame, validation_texts(root))
     return frame
 
 
@@ -269,7 +269,7 @@ def _source_corpus(source: str) -> str:
     return str(source).removeprefix(SOURCE_PREFIX)
 
 
-def _validation_texts(root: str | os.PathLike | None) -> list[str]:
+def validation_texts(root: str | os.PathLike | None) -> list[str]:
     """Every validation passage a label must not share text with: CommonCoreText-PD's and
     graded_informational's."""
     passages = corpora.load_commoncoretext(root, split="validation")
@@ -472,15 +472,18 @@ def shingles(text: str, n: int = SHINGLE_WORDS) -> set[tuple[str, ...]]:
     return set(zip(*(words[k:] for k in range(n)), strict=False))
 
 
-def _drop_validation_overlap(candidates: pd.DataFrame, validation_texts: Iterable[str]) -> pd.DataFrame:
+def shares_text(texts: Iterable[str], reference: Iterable[str]) -> list[bool]:
+    """For each text: does it equal a reference text or share an 8-word sequence with one?"""
     seen: set[tuple[str, ...]] = set()
     hashes: set[str] = set()
-    for text in validation_texts:
+    for text in reference:
         seen |= shingles(text)
         hashes.add(text_sha256(text))
-    overlap = [
-        text_sha256(text) in hashes or not shingles(text).isdisjoint(seen) for text in candidates["text"]
-    ]
+    return [text_sha256(text) in hashes or not shingles(text).isdisjoint(seen) for text in texts]
+
+
+def _drop_validation_overlap(candidates: pd.DataFrame, validation_texts: Iterable[str]) -> pd.DataFrame:
+    overlap = shares_text(candidates["text"], validation_texts)
     dropped = candidates[overlap]
     if len(dropped):
         log.info(
