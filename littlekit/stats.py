@@ -98,3 +98,11 @@ def paired_difference(
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return {"difference": float(diff.mean()), "low": float(low), "high": float(high), "n": int(len(diff))}
+
+
+def bits_per_byte(sum_nats: float, n_bytes: int) -> float:
+    """Bits per byte from summed token negative log-likelihoods (natural log) and UTF-8 bytes:
+    Σ nats / (ln 2 · Σ bytes), summed over the whole corpus before dividing."""
+    if n_bytes <= 0:
+        raise ValueError(f"bits per byte needs a positive byte count, got {n_bytes}")
+    return float(sum_nats) / (math.log(2) * n_bytes)

@@ -26,15 +26,14 @@ import torch.nn.functional as F
 
 from littlekit.lm.shards import IGNORE_INDEX, eval_batches, special_ids
 from littlekit.progress import Progress
+from littlekit.stats import bits_per_byte
 
 DEFAULT_MAX_LENGTH = 2048
 
 
 def bpb_from_token_losses(sum_nats: float, n_bytes: int) -> float:
     """Bits per byte from summed token negative log-likelihoods (natural log) and UTF-8 bytes."""
-    if n_bytes <= 0:
-        raise ValueError(f"bits per byte needs a positive byte count, got {n_bytes}")
-    return float(sum_nats) / (math.log(2) * n_bytes)
+    return bits_per_byte(sum_nats, n_bytes)
 
 
 def sliding_windows(
