@@ -12,7 +12,6 @@ from collections import Counter
 
 import pytest
 
-import littlekit.filter.symbolic as symbolic
 from littlekit import config
 from littlekit.analysis.throughput import best_cpu_seconds
 from littlekit.filter.symbolic import (
@@ -25,6 +24,7 @@ from littlekit.filter.symbolic import (
     _reach,
     adversarial_inputs,
     adversarial_text,
+    engine,
     first_match,
     gate_opens,
     is_chemical_formula,
@@ -404,7 +404,7 @@ def test_rules_find_exactly_what_a_whole_text_scan_finds_on_every_embedded_text(
 def test_after_many_missed_anchor_hits_a_rule_scans_the_rest_of_the_text(monkeypatch):
     text = "USA 1 " * 50 + "H2O and NaCl"  # every "USA" is an anchor hit for formulas, none matches
     formula = next(rule for rule in RULES if rule.name == "formula")
-    monkeypatch.setattr(symbolic, "MAX_MISSED_HITS", 3)
+    monkeypatch.setattr(engine, "MAX_MISSED_HITS", 3)  # the engine reads it, not the package
     assert fast_scan(formula, text) == whole_text_scan(formula, text) == [(300, 303), (308, 312)]
 
 
