@@ -5,7 +5,7 @@
 
 The input (the demo corpus, --copies times over with unique ids) is sharded once into --tasks
 files; datatrove's LocalPipelineExecutor then runs reader -> stages -> writer over those shards
-(`littlekit.filter.datatrove_blocks.filter_with_datatrove`, what `littlekit filter --executor
+(`littlekit.filter.datatrove.filter_with_datatrove`, what `littlekit filter --executor
 local` runs) with 1 worker and again with 2, and the wall times, their ratio and the load average
 before and after each run are printed. Each run starts cold: the 1-worker run builds its stages
 in this process (its cache is cleared first), each of the 2 workers builds its own, once, however
@@ -76,7 +76,7 @@ class Bench:
 
     def make_input(self, copies: int) -> None:
         from littlekit.analysis.throughput import enlarge_jsonl
-        from littlekit.filter.datatrove_blocks import shard_jsonl
+        from littlekit.filter.datatrove import shard_jsonl
 
         shutil.rmtree(self.work / "shards", ignore_errors=True)
         self.docs = enlarge_jsonl(self.source, self.work / "input.jsonl", copies)
@@ -85,7 +85,7 @@ class Bench:
         self.copies = copies
 
     def run(self, workers: int) -> dict:
-        from littlekit.filter.datatrove_blocks import (
+        from littlekit.filter.datatrove import (
             clear_stage_cache,
             datatrove_stage_builds,
             filter_with_datatrove,

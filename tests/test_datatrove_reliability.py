@@ -27,7 +27,7 @@ from datatrove.data import Document as DTDocument
 from datatrove.pipeline.readers import JsonlReader
 from test_datatrove import read_jsonl_gz as rows  # the gzipped JSONL outputs, every record
 
-import littlekit.filter.datatrove_blocks as blocks
+import littlekit.filter.datatrove.blocks as blocks  # the module whose stage cache the filter reads
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
 from littlekit.filter.base import Decision, Stage
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade

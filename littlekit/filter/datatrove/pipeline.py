@@ -1,0 +1,208 @@
+"""The whole run as datatrove blocks: the pipeline (reader, filters, writer), its executor, and
+`filter_with_datatrove`, what `littlekit filter --executor local|slurm|ray` calls."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from datatrove.executor import LocalPipelineExecutor, SlurmPipelineExecutor
+from datatrove.pipeline.base import PipelineStep
+from datatrove.pipeline.writers import JsonlWriter
+
+from littlekit.filter.base import Stage
+from littlekit.filter.cascade import CascadeReport
+from littlekit.filter.datatrove.blocks import (
+    DEFAULT_BATCH,
+    INPUT,
+    LittleKitFilter,
+    RecordErrorFilter,
+    _options_dict,
+)
+from littlekit.filter.datatrove.readers import make_reader
+from littlekit.filter.datatrove.report import datatrove_report
+from littlekit.filter.datatrove.resume import check_manifest, describe_run
+from littlekit.filter.datatrove.writers import make_writer
+from littlekit.filter.registry import StageOptions, check_gate_order, stage_names
+from littlekit.io import (
+    DEFAULT_MAX_BYTES,
+)
+
+EXECUTORS = ("local", "slurm", "ray")
+
+
+def expand_stages(stages: str | Sequence[str | Stage]) -> list[str | Stage]:
+    """Stage names from "aoa,symbolic", "all" (every registered stage in cascade order) or a list."""
+    if isinstance(stages, str):
+        from littlekit.filter.artifacts import stage_list  # here: the driver needs it, workers do not
+
+        return stage_list(stages)
+    return [stage if isinstance(stage, Stage) else stage_names([stage])[0] for stage in stages]
+
+
+def build_datatrove_pipeline(
+    input_path_or_reader: str | os.PathLike | PipelineStep,
+    output_dir: str | os.PathLike,
+    stages: str | Sequence[str | Stage],
+    text_key: str = "text",
+    rejected_dir: str | os.PathLike | None = None,
+    *,
+    options: StageOptions | Mapping[str, Any] | None = None,
+    id_key: str = "id",
+    input_format: str | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    compression: str | None = "gzip",
+    keep_scores: bool = True,
+) -> list[PipelineStep]:
+    """Reader, RecordErrorFilter, one LittleKitFilter per stage in cascade order, JsonlWriter.
+
+    `input_path_or_reader`: a .jsonl(.gz)/.parquet file, a folder of them, or any datatrove
+    reader block. With `rejected_dir`, each filter writes what it drops to
+    `rejected_dir/<stage>/` (`input/` for unreadable records). `keep_scores=False` writes the
+    documents without the stages' scores. ValueError when a gated stage (the encoder with
+    `encoder_gate="agree"`) comes before the stages whose scores its gate reads.
+    """
+    stage_options = _options_dict(options)
+    expanded = expand_stages(stages)
+    check_gate_order([getattr(stage, "name", stage) for stage in expanded], stage_options)
+    if isinstance(input_path_or_reader, PipelineStep):
+        reader = input_path_or_reader
+    else:
+        check_apart(input_path_or_reader, output_dir, rejected_dir)
+        reader = make_reader(input_path_or_reader, text_key, id_key, input_format, max_bytes)
+
+    def rejected(name: str) -> JsonlWriter | None:
+        if rejected_dir is None:
+            return None
+        return make_writer(Path(rejected_dir) / name, text_key, id_key, compression, keep_scores)
+
+    blocks: list[PipelineStep] = [reader, RecordErrorFilter(exclusion_writer=rejected(INPUT))]
+    for stage in expanded:
+        name = stage.name if isinstance(stage, Stage) else stage
+        blocks.append(LittleKitFilter(stage, stage_options, rejected(name), batch_size))
+    blocks.append(make_writer(output_dir, text_key, id_key, compression, keep_scores))
+    return blocks
+
+
+def check_apart(inp: str | os.PathLike, output_dir: str | os.PathLike, rejected_dir=None) -> None:
+    """ValueError when an output folder is inside the input folder (a rerun would read it back)."""
+    source = Path(inp).resolve()
+    if not source.is_dir():
+        return
+    for out in (output_dir, rejected_dir):
+        if out is not None and Path(out).resolve().is_relative_to(source):
+            raise ValueError(f"output folder {out} is inside the input folder {inp}")
+
+
+def shard_jsonl(path: str | os.PathLike, out_dir: str | os.PathLike, n_files: int) -> list[Path]:
+    """Split a JSONL file into `n_files` contiguous pieces (so n_files tasks can share the work)."""
+    if n_files < 1:
+        raise ValueError("n_files must be at least 1")
+    lines = Path(path).read_bytes().splitlines(keepends=True)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    size = -(-len(lines) // n_files) if lines else 0
+    files = []
+    for i in range(n_files):
+        piece = out / f"part-{i:05d}.jsonl"
+        piece.write_bytes(b"".join(lines[i * size : (i + 1) * size]))
+        files.append(piece)
+    return files
+
+
+def make_executor(
+    pipeline: list[PipelineStep],
+    executor: str = "local",
+    tasks: int = 1,
+    workers: int = -1,
+    logging_dir: str | os.PathLike | None = None,
+    **executor_options: Any,
+):
+    """A datatrove executor for the pipeline, by name; built, not started.
+
+    local: LocalPipelineExecutor (options: start_method, skip_completed, ...);
+    slurm: SlurmPipelineExecutor (needs time="HH:MM:SS" and partition=...; options: cpus_per_task,
+           mem_per_cpu_gb, gpus_per_task, venv_path, sbatch_args, ...);
+    ray:   RayPipelineExecutor (needs `pip install ray`; options: cpus_per_task, gpus_per_task, ...).
+    """
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
+    if tasks < 1:
+        raise ValueError(f"tasks must be at least 1, got {tasks}")
+    logging_dir = None if logging_dir is None else str(logging_dir)
+    common = {"tasks": tasks, "workers": workers, "logging_dir": logging_dir}
+    if executor == "local":
+        return LocalPipelineExecutor(pipeline, **common, **executor_options)
+    if executor == "slurm":
+        missing = [name for name in ("time", "partition") if name not in executor_options]
+        if missing:
+            raise ValueError(f"the slurm executor needs {' and '.join(missing)} (e.g. time='04:00:00')")
+        return SlurmPipelineExecutor(pipeline, **common, **executor_options)
+    if importlib.util.find_spec("ray") is None:
+        raise ImportError("the ray executor needs Ray: pip install ray (then ray.init() or start a cluster)")
+    from datatrove.executor.ray import RayPipelineExecutor  # here: Ray is an optional dependency
+
+    return RayPipelineExecutor(pipeline, **common, **executor_options)
+
+
+def run_datatrove(
+    pipeline: list[PipelineStep],
+    executor: str = "local",
+    tasks: int = 1,
+    workers: int = -1,
+    logging_dir: str | os.PathLike | None = None,
+    **executor_options: Any,
+):
+    """Build the executor (see make_executor), check a rerun matches the first run, run; return it.
+
+    With the local executor and workers > 1 the calling script needs `if __name__ == "__main__":`.
+    Slurm: this submits the job array (sbatch) and returns; completed tasks are skipped on resubmit.
+    """
+    runner = make_executor(pipeline, executor, tasks, workers, logging_dir, **executor_options)
+    check_manifest(runner.logging_dir, describe_run(pipeline, tasks))
+    runner.run()
+    return runner
+
+
+def filter_with_datatrove(
+    inp: str | os.PathLike,
+    out: str | os.PathLike,
+    stages: str | Sequence[str],
+    logging_dir: str | os.PathLike,
+    *,
+    options: StageOptions | Mapping[str, Any] | None = None,
+    rejected_dir: str | os.PathLike | None = None,
+    executor: str = "local",
+    tasks: int = 1,
+    workers: int = -1,
+    text_key: str = "text",
+    id_key: str = "id",
+    input_format: str | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    **executor_options: Any,
+) -> CascadeReport | None:
+    """`littlekit filter` on datatrove: build, run (or submit), and for a run that has finished
+    here (local, ray) return its checked report; None after a Slurm submission."""
+    pipeline = build_datatrove_pipeline(
+        inp,
+        out,
+        stages,
+        text_key,
+        rejected_dir,
+        options=options,
+        id_key=id_key,
+        input_format=input_format,
+        batch_size=batch_size,
+        max_bytes=max_bytes,
+    )
+    run_datatrove(pipeline, executor, tasks, workers, logging_dir, **executor_options)
+    if executor == "slurm":
+        return None
+    report = datatrove_report(logging_dir)
+    report.check()
+    return report
