@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -70,20 +71,26 @@ def clear_stage_cache() -> None:
     _STAGE_CACHE.clear()
 
 
-def _options_dict(options: StageOptions | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Options as a plain dict, validated now (in the driver) rather than in a worker."""
-    if options is None:
-        return asdict(StageOptions())
-    if isinstance(options, StageOptions):
-        return asdict(options)
-    return asdict(StageOptions(**options))
+def resolved_options(
+    options: StageOptions | Mapping[str, Any] | None,
+    stages: Sequence[str] = (),
+    artifacts: str | os.PathLike | None = None,
+) -> StageOptions:
+    """The blocks' options, by the rule `littlekit filter` follows (littlekit.filter.options), in
+    the driver; a StageOptions without `artifacts` is taken as it is (checked when it was built)."""
+    if isinstance(options, StageOptions) and artifacts is None:
+        return options
+    # here: the driver resolves, a worker unpickles the result and never imports this
+    from littlekit.filter.options import resolve_stage_options
+
+    return resolve_stage_options(stages, options, artifacts)
 
 
-def _cached_stage(name: str, options: dict[str, Any]) -> tuple[Stage, float | None]:
+def _cached_stage(name: str, options: StageOptions) -> tuple[Stage, float | None]:
     """The stage built once per process and options; with the seconds its build took, None when
     it came from the cache. Every task a worker process runs reuses it (datatrove unpickles a
     fresh pipeline per task, so the cache lives here, in the module, not on the block)."""
-    key = (name, json.dumps(options, sort_keys=True, default=str))
+    key = (name, json.dumps(asdict(options), sort_keys=True, default=str))
     stage = _STAGE_CACHE.get(key)
     if stage is not None:
         return stage, None
@@ -109,14 +116,16 @@ class LittleKitFilter(_CountedPerTask):
     """A littlekit stage as a datatrove filter: keep, or `(False, reason)` with the stage's reason code.
 
     `stage` is a registered stage name ("aoa", "fasttext", ...) built lazily from `options` inside
-    the worker, or an already built Stage (pickled with the pipeline: fine for light stages,
-    not for a loaded fastText or encoder model). Documents are decided `batch_size` at a time by
-    `littlekit.filter.cascade.decide_all`, as in the cascade (the stage's own `score_batch` when
-    it has one, its prior gate when it carries one). Every document carries the scores of the stages it
-    went through in `metadata["littlekit_scores"]` (a gated stage, the encoder's agreement gate,
-    reads the earlier ones there); a dropped one also `filter_stage` and `filter_reason`. A stage
-    that raises on a document drops it with reason `stage_error:<stage>` (and counts it under
-    the `errored` stat) instead of failing the whole task.
+    the worker (a StageOptions, or a dict of options resolved as `littlekit filter` resolves its
+    flags: `littlekit.filter.options`), or an already built Stage (pickled with the pipeline:
+    fine for light stages, not for a loaded fastText or encoder model). Documents are decided
+    `batch_size` at a time by `littlekit.filter.cascade.decide_all`, as in the cascade (the
+    stage's own `score_batch` when it has one, its prior gate when it carries one). Every
+    document carries the scores of the stages it went through in `metadata["littlekit_scores"]`
+    (a gated stage, the encoder's agreement gate, reads the earlier ones there); a dropped one
+    also `filter_stage` and `filter_reason`. A stage that raises on a document drops it with
+    reason `stage_error:<stage>` (and counts it under the `errored` stat) instead of failing
+    the whole task.
     """
 
     type = "🔻 - FILTER"
@@ -135,7 +144,8 @@ class LittleKitFilter(_CountedPerTask):
         else:
             (self.stage_name,) = stage_names([stage])
             self._stage = None
-            self.options = _options_dict(options)
+            self._options = resolved_options(options)  # what the worker builds the stage with
+            self.options = asdict(self._options)  # the run's manifest records these
         self.name = NAME_PREFIX + self.stage_name  # before super().__init__, which names the stats
         super().__init__(exclusion_writer, batch_size)
 
@@ -144,7 +154,9 @@ class LittleKitFilter(_CountedPerTask):
         """The stage, built on first use in this process (so a worker loads its own model), then
         taken from the process's cache by every later task; a build is counted in the stats."""
         if self._stage is None:
-            self._stage, seconds = _cached_stage(self.stage_name, self.options)
+            # a block pickled before `_options` existed (a Slurm run resubmitted) has the dict only
+            options = self.__dict__.get("_options") or StageOptions(**self.options)
+            self._stage, seconds = _cached_stage(self.stage_name, options)
             if seconds is not None:
                 self.stat_update(BUILDS_STAT)
                 self.stat_update(BUILD_SECONDS_STAT, value=seconds, unit="build")

@@ -20,7 +20,7 @@ from littlekit.filter.datatrove.blocks import (
     INPUT,
     LittleKitFilter,
     RecordErrorFilter,
-    _options_dict,
+    resolved_options,
 )
 from littlekit.filter.datatrove.readers import make_reader
 from littlekit.filter.datatrove.report import datatrove_report
@@ -57,17 +57,22 @@ def build_datatrove_pipeline(
     max_bytes: int = DEFAULT_MAX_BYTES,
     compression: str | None = "gzip",
     keep_scores: bool = True,
+    artifacts: str | os.PathLike | None = None,
 ) -> list[PipelineStep]:
     """Reader, RecordErrorFilter, one LittleKitFilter per stage in cascade order, JsonlWriter.
 
     `input_path_or_reader`: a .jsonl(.gz)/.parquet file, a folder of them, or any datatrove
     reader block. With `rejected_dir`, each filter writes what it drops to
     `rejected_dir/<stage>/` (`input/` for unreadable records). `keep_scores=False` writes the
-    documents without the stages' scores. ValueError when a gated stage (the encoder with
-    `encoder_gate="agree"`) comes before the stages whose scores its gate reads.
+    documents without the stages' scores. `options` and `artifacts` (a directory in
+    littlekit.filter.artifacts' layout) give the stages' options as `littlekit filter`'s flags
+    and --artifacts do (`littlekit.filter.options.resolve_stage_options`). ValueError when a
+    gated stage (the encoder with `encoder_gate="agree"`) comes before the stages whose scores
+    its gate reads.
     """
-    stage_options = _options_dict(options)
     expanded = expand_stages(stages)
+    named = [stage for stage in expanded if isinstance(stage, str)]
+    stage_options = resolved_options(options, named, artifacts)  # once, for every block
     check_gate_order([getattr(stage, "name", stage) for stage in expanded], stage_options)
     if isinstance(input_path_or_reader, PipelineStep):
         reader = input_path_or_reader
@@ -184,6 +189,7 @@ def filter_with_datatrove(
     input_format: str | None = None,
     batch_size: int = DEFAULT_BATCH,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    artifacts: str | os.PathLike | None = None,
     **executor_options: Any,
 ) -> CascadeReport | None:
     """`littlekit filter` on datatrove: build, run (or submit), and for a run that has finished
@@ -199,6 +205,7 @@ def filter_with_datatrove(
         input_format=input_format,
         batch_size=batch_size,
         max_bytes=max_bytes,
+        artifacts=artifacts,
     )
     run_datatrove(pipeline, executor, tasks, workers, logging_dir, **executor_options)
     if executor == "slurm":

@@ -1,0 +1,153 @@
+"""The stages' options resolved in one place: a flag, else filter_config.json, else the default.
+
+    from littlekit.filter.options import resolve_stage_options
+
+    options = resolve_stage_options("all", {"max_aoa": 10.0}, artifacts="runs/default/artifacts")
+    stages = build_stages("all", options)
+
+Each option of `StageOptions` (littlekit.filter.registry, the one list of option names) is
+taken, in this order, from
+
+1. `given`: what the caller set (a flag of `littlekit filter`, a notebook's override); the
+   value `RELEASED` (or None) for a threshold means the released rule, whatever the
+   operating point says;
+2. the artifacts directory: the file of each stage not given one (littlekit.filter.artifacts'
+   layout) and, through `stage_options_from_artifacts`, the operating point of
+   `filter_config.json` for the stages whose file comes from there (a threshold belongs to the
+   model it was chosen for);
+3. the default, StageOptions' own (each stage module's constant).
+
+`littlekit filter` (in process and on datatrove), notebooks and the datatrove blocks all call
+`resolve_stage_options`, so the same inputs give the same options everywhere. The values are
+checked once, by StageOptions, when the result is built; the datatrove blocks and their workers
+take the StageOptions as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from littlekit.filter.artifacts import (
+    ARTIFACTS,
+    artifact_problems,
+    file_problem,
+    how_to_rebuild,
+    stage_list,
+    stage_options_from_artifacts,
+)
+from littlekit.filter.registry import StageOptions
+
+OPTION_NAMES: tuple[str, ...] = tuple(field.name for field in fields(StageOptions))
+PATH_OPTIONS: dict[str, str] = {artifact.option: artifact.stage for artifact in ARTIFACTS}  # option -> stage
+RELEASED = "released"  # a threshold's value for the released rule (overrides filter_config.json)
+HUB_OR_FOLDER = "encoder_model"  # a transformers model: a local folder or a Hub id, never a file
+
+
+class OptionsError(ValueError):
+    """Files the stages need that are missing or malformed; the message lists every one of them."""
+
+
+def flag(option: str) -> str:
+    """The command-line flag of a StageOptions field: max_aoa -> --max-aoa."""
+    return "--" + option.replace("_", "-")
+
+
+def resolve_stage_options(
+    stages: str | Sequence[str] = (),
+    given: StageOptions | Mapping[str, Any] | None = None,
+    artifacts: str | os.PathLike | None = None,
+    *,
+    check_files: bool = False,
+) -> StageOptions:
+    """StageOptions for `stages`: each option from `given`, else from `artifacts`, else the default.
+
+    `given` maps StageOptions fields to values; an option in it is set, whatever its value
+    (`RELEASED` is None, the released rule); a StageOptions sets every option. `artifacts` is an
+    artifacts directory (littlekit.filter.artifacts) serving `stages` (only read with it).
+    `check_files` (the command line) also checks the files named in `given` before anything
+    runs; the datatrove blocks leave that to the worker, whose file system it is.
+    OptionsError lists every missing or malformed file at once; ValueError (a bad value) and
+    TypeError (an unknown option) are StageOptions'.
+    """
+    if isinstance(given, StageOptions):
+        if artifacts is None:
+            return given  # already checked when it was built
+        given = asdict(given)
+    values = {option: None if _is_released(value) else value for option, value in (given or {}).items()}
+    unknown = sorted(set(values) - set(OPTION_NAMES))
+    if unknown:
+        raise TypeError(f"unknown stage option(s) {', '.join(unknown)}; known: {', '.join(OPTION_NAMES)}")
+    paths = {option: values[option] for option in PATH_OPTIONS if option in values}
+    problems = _file_problems(paths) if check_files else []
+    from_dir: dict[str, Any] = {}
+    if artifacts is not None:
+        names = stage_list(stages)
+        from_dir = _from_directory(
+            Path(artifacts), names, {PATH_OPTIONS[option] for option in paths}, problems
+        )
+    elif problems:
+        raise OptionsError("; ".join(problems))
+    values.update({option: None if path is None else str(path) for option, path in paths.items()})
+    return StageOptions(**{**from_dir, **values})  # a given option wins over the directory's
+
+
+def _is_released(value: Any) -> bool:
+    return isinstance(value, str) and value == RELEASED
+
+
+def _file_problems(paths: Mapping[str, Any]) -> list[str]:
+    """What is wrong with each file given in place of the directory's: missing first, then the
+    checks the directory's own files get (a model that does not load, a table without its columns)."""
+    given = {option: Path(path) for option, path in paths.items() if path is not None}
+    problems = [
+        f"{flag(option)} file not found: {path}"
+        for option, path in given.items()
+        if option != HUB_OR_FOLDER and not path.is_file()
+    ]
+    for option, path in given.items():
+        if path.is_dir() if option == HUB_OR_FOLDER else path.is_file():  # an absent encoder: a Hub id
+            problem = file_problem(option, path)
+            if problem:
+                problems.append(
+                    f"{flag(option)} {paths[option]}: {problem}; to rebuild: {how_to_rebuild(option)}"
+                )
+    return problems
+
+
+def _from_directory(
+    root: Path, names: list[str], given_stages: set[str], problems: list[str]
+) -> dict[str, Any]:
+    """The directory's files for the stages not given one, and its operating point for those.
+
+    Raises OptionsError with every problem, the ones of the given files (`problems`) included.
+    """
+    wanted = [name for name in names if name not in given_stages]
+    if not root.is_dir():
+        problems.append(f"--artifacts directory not found: {root}")
+    elif wanted:
+        found = artifact_problems(root, wanted)
+        problems += [f"{root}/{line}" for line in found]
+        fixes = [a for a in ARTIFACTS if any(line.startswith(a.path + " ") for line in found)]
+        problems += [f"to rebuild {a.path}: {a.how}" for a in fixes]
+    if problems:
+        flags = ", ".join(flag(option) for option in PATH_OPTIONS)
+        raise OptionsError(
+            f"--stages {','.join(names)} cannot run: "
+            + "; ".join(problems)
+            + f" (layout: littlekit.filter.artifacts; {flags} give a file in place of the directory's)"
+        )
+    return stage_options_from_artifacts(root, wanted) if wanted else {}
+
+
+def given_flags(namespace: Any) -> dict[str, Any]:
+    """The stage options set on the command line: the flags whose value is not None (argparse's
+    "not given"; the flags have no defaults of their own, StageOptions' apply)."""
+    return {
+        option: getattr(namespace, option)
+        for option in OPTION_NAMES
+        if getattr(namespace, option, None) is not None
+    }
