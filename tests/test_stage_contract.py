@@ -21,7 +21,6 @@ from littlekit.filter.aoa import OOV_THRESHOLD, P95_MAX_AOA, AoAStage
 from littlekit.filter.base import Decision, PriorGate, Stage
 from littlekit.filter.cascade import DROPPED, KEPT, Cascade, decide_all
 from littlekit.filter.cascade import PriorGate as CascadePriorGate
-from littlekit.filter.command import _stage_options
 from littlekit.filter.datatrove_blocks import SCORES_KEY, LittleKitFilter
 from littlekit.filter.encoder import (
     AGREEMENT_GATE,
@@ -35,6 +34,7 @@ from littlekit.filter.fasttext import FastTextStage
 from littlekit.filter.frequency import FrequencyStage
 from littlekit.filter.lexicon import AoALexicon
 from littlekit.filter.registry import StageOptions, build_stages
+from littlekit.filter.runner import options_from_args
 from littlekit.filter.symbolic import FAMILIES, SymbolicStage
 from littlekit.filter.word_table import MIN_BEYOND_SCORE
 from littlekit.io import Document
@@ -156,7 +156,7 @@ def test_the_defaults_are_the_stage_modules_constants():
 
 def test_the_command_line_defaults_are_stage_options_defaults(tmp_path):
     args = build_parser(["filter"]).parse_args(["filter", "--in", str(tmp_path / "x.jsonl"), "--out", "o/"])
-    options = _stage_options(args, ["aoa", "symbolic"])
+    options = options_from_args(args, ["aoa", "symbolic"])
     assert options == StageOptions()
 
 
@@ -335,7 +335,7 @@ def test_the_cascade_and_the_datatrove_block_gate_through_the_same_code(monkeypa
 def test_the_new_flags_reach_stage_options(tmp_path):
     argv = ["filter", "--in", str(tmp_path / "x.jsonl"), "--out", "o/", "--encoder-max-length", "128",
             "--encoder-attn-implementation", "eager", "--symbolic-families", "roots,exponents"]  # fmt: skip
-    options = _stage_options(build_parser(argv).parse_args(argv), ["symbolic"])
+    options = options_from_args(build_parser(argv).parse_args(argv), ["symbolic"])
     assert options.encoder_max_length == 128 and options.encoder_attn_implementation == "eager"
     assert options.symbolic_families == ("roots", "exponents")
 

@@ -1,0 +1,151 @@
+"""`littlekit filter --executor local|slurm|ray`: the same stages as datatrove blocks, run here,
+on Ray, or submitted to Slurm."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+from pathlib import Path
+from typing import Any
+
+from littlekit.argtypes import UsageError
+from littlekit.filter.cascade import ErrorLimit
+from littlekit.filter.parser import SLURM_FLAGS
+from littlekit.filter.paths import check_distinct, names_a_file
+from littlekit.filter.runner import (
+    config_line,
+    options_from_args,
+    progress,
+    say_failed,
+    stage_names_from,
+    write_report,
+)
+from littlekit.io import input_format
+
+
+def run_cluster(args: argparse.Namespace) -> int:
+    """The same stages as datatrove blocks, run here (local), on Ray, or submitted to Slurm."""
+    _check_datatrove_args(args)
+    names = stage_names_from(args.stages)
+    options = options_from_args(args, names)
+    # here, not at the top: only the datatrove runners import datatrove
+    from littlekit.filter.datatrove import check_apart, filter_with_datatrove
+
+    try:
+        check_apart(args.inp, args.out, args.rejected)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    check_distinct(
+        [
+            ("--in", args.inp, False),
+            ("--out", Path(args.out), False),
+            ("--rejected", args.rejected, False),
+            ("--report", args.report or args.logging_dir / "report.json", False),
+        ],
+        files=False,
+    )
+    runner_options = {
+        "tasks": args.tasks or 1,
+        "workers": args.workers or -1,
+        "text_key": args.text_field,
+        "id_key": args.id_field,
+        "input_format": None if args.format == "auto" else args.format,
+        "max_bytes": args.max_bytes,
+    }
+    if args.batch_rows:
+        runner_options["batch_size"] = args.batch_rows
+    slurm = _slurm_options(args) if args.executor == "slurm" else {}
+    say = progress(args.quiet)
+    say(f"input : {args.inp} -> {args.out} ({args.executor}, {runner_options['tasks']} tasks)")
+    say(config_line(names, options))
+    start = time.perf_counter()
+    report = filter_with_datatrove(
+        args.inp,
+        args.out,
+        names,
+        args.logging_dir,
+        options=options,
+        rejected_dir=args.rejected,
+        executor=args.executor,
+        **runner_options,
+        **slurm,
+    )
+    seconds = time.perf_counter() - start
+    if report is None:  # slurm: submitted, not run
+        settings = ", ".join(f"{key}={value}" for key, value in slurm.items())
+        print(f"submitted to slurm: {runner_options['tasks']} tasks, stages {','.join(names)} ({settings})")
+        print(f"launch script: {args.logging_dir / 'launch_script.slurm'}")
+        print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
+        print(
+            "when every task has finished, the counts: "
+            f"littlekit.filter.datatrove.datatrove_report('{args.logging_dir}'); "
+            "rerun this command to resubmit unfinished tasks"
+        )
+        return 0
+    report_path = args.report or args.logging_dir / "report.json"
+    # judged on the finished run's counts: stopping part-way needs a hook in the datatrove blocks
+    breach = ErrorLimit(args.max_error_rate).breach(report, final=True)
+    if breach:
+        report.stopped = f"at the end of the run ({report.read:,} records): {breach}"
+    write_report(report_path, report, args, args.format, args.out, args.rejected, options, seconds)
+    print(report.summary())
+    print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
+    print(f"report  : {report_path}   logs: {args.logging_dir}")
+    print(f"time    : {seconds:.1f}s")
+    if breach:
+        say_failed(f"{report.stopped}; the outputs are in {args.out} and the report ({report_path}) says so")
+        return 1
+    return 0
+
+
+def _check_datatrove_args(args) -> None:
+    """What the datatrove runners cannot do, and what they need, as one-line refusals."""
+    executor = f"--executor {args.executor}"
+    if args.hf_dataset:
+        raise UsageError(
+            f"--hf-dataset streams in this process only; with {executor} give --in FILE_OR_FOLDER"
+        )
+    if args.limit:
+        raise UsageError(f"--limit applies to the in-process run only; with {executor} give a smaller input")
+    if args.logging_dir is None:
+        raise UsageError(f"{executor} needs --logging-dir DIR (rerun with the same one to resume)")
+    if args.executor == "slurm":
+        missing = [flag for flag in ("--slurm-partition", "--slurm-time")
+                   if getattr(args, flag[2:].replace("-", "_")) is None]  # fmt: skip
+        if missing:
+            raise UsageError(f"{executor} needs {' and '.join(missing)}")
+    else:
+        for flag in SLURM_FLAGS:
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag.replace('_', '-')} applies to --executor slurm only")
+    if args.executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise UsageError("--executor ray needs Ray, which is not installed (pip install ray)")
+    if not args.inp.exists():
+        raise UsageError(f"input not found: {args.inp}")
+    if args.inp.is_file() and args.format == "auto":
+        try:
+            input_format(args.inp)
+        except ValueError as exc:
+            raise UsageError(f"{exc} (or pass --format)") from None
+    for flag, path in (("--out", args.out), ("--rejected", args.rejected)):
+        if path is not None and names_a_file(path):
+            raise UsageError(f"with {executor}, {flag} is a folder (of <rank>.jsonl.gz), not a file: {path}")
+
+
+def _activate_script(venv: Path) -> str:
+    """datatrove sources venv_path in each task: a venv folder's bin/activate, or the path as given."""
+    script = venv.absolute() / "bin" / "activate"  # tasks may start elsewhere than here
+    return str(script if script.is_file() else venv.absolute())
+
+
+def _slurm_options(args) -> dict[str, Any]:
+    """datatrove SlurmPipelineExecutor arguments from the --slurm-* flags that were given."""
+    given = {
+        "partition": args.slurm_partition,
+        "time": args.slurm_time,
+        "cpus_per_task": args.slurm_cpus_per_task,
+        "mem_per_cpu_gb": args.slurm_mem_per_cpu_gb,
+        "venv_path": None if args.slurm_venv is None else _activate_script(args.slurm_venv),
+    }
+    return {key: value for key, value in given.items() if value is not None}

@@ -1,0 +1,295 @@
+"""`littlekit filter`'s command line: input, output, the stages' options and the runner."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from littlekit.argtypes import finite, fraction, positive_float, positive_int
+from littlekit.filter.cascade import MAX_ERROR_RATE, MIN_ERROR_DOCUMENTS
+from littlekit.filter.encoder import MAX_LENGTH
+from littlekit.filter.lexicon import IMPUTE_MODES
+from littlekit.filter.options import RELEASED
+from littlekit.filter.registry import (
+    ENCODER_GATES,
+    StageOptions,
+    known_stages,
+)
+from littlekit.filter.symbolic import FAMILIES
+from littlekit.io import DEFAULT_MAX_BYTES
+
+DEFAULT_STAGES = "aoa,symbolic"
+DEFAULT_BATCH_ROWS = 10_000
+INPROCESS = "inprocess"
+EXECUTORS = (INPROCESS, "local", "slurm", "ray")
+SLURM_FLAGS = ("slurm_partition", "slurm_time", "slurm_cpus_per_task", "slurm_mem_per_cpu_gb", "slurm_venv")
+RUNNER_FLAGS = ("tasks", "workers", "logging_dir", *SLURM_FLAGS)  # meaningless in-process
+
+# The help shows each stage flag's default, StageOptions' own; the flags themselves default to None
+# ("not given"), so that littlekit.filter.options applies flag > filter_config.json > default.
+DEFAULTS = StageOptions()
+
+
+def _min_k5_prob(text: str) -> float | str:
+    """A probability, or "released" (the released rule, overriding an artifacts filter_config.json)."""
+    return RELEASED if text.strip().lower() in {RELEASED, "none"} else fraction(text)
+
+
+def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`littlekit filter`'s arguments: input, output, one flag per StageOptions field (`--max-aoa`
+    for max_aoa, littlekit.filter.options.flag), the runner."""
+    p = subparsers.add_parser(
+        "filter",
+        help="run the K-5 filter cascade over documents",
+        description="Run filter stages in order over documents; write the kept ones with all their fields.",
+        epilog="stages (run in the order given):\n"
+        + "".join(f"  {name:<10s} {line}\n" for name, line in known_stages().items())
+        + "\nEvery record read ends kept, dropped (stage + reason) or errored (reason: bad_json, "
+        "not_object,\nmissing_text_field, text_not_string, bad_encoding, empty_text, too_large, "
+        "stage_error:<stage>).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = p.add_argument_group("input (one of --in, --hf-dataset)")
+    only_one = source.add_mutually_exclusive_group(required=True)
+    only_one.add_argument(
+        "--in",
+        dest="inp",
+        type=Path,
+        metavar="PATH",
+        help="local .jsonl, .jsonl.gz or .parquet; with --executor local|slurm|ray also a folder of them",
+    )
+    only_one.add_argument(
+        "--hf-dataset",
+        metavar="NAME",
+        help="stream a Hugging Face dataset: a Hub id, a local dataset folder, or "
+        "a builder such as json with --hf-data-files",
+    )
+    source.add_argument("--hf-config", default=None, metavar="NAME", help="dataset config, e.g. sample-10BT")
+    source.add_argument("--hf-split", default="train", metavar="SPLIT", help="dataset split (default: train)")
+    source.add_argument(
+        "--hf-data-files", nargs="+", metavar="FILE", help="data files for --hf-dataset json|parquet"
+    )
+    source.add_argument(
+        "--format",
+        choices=["auto", "jsonl", "parquet"],
+        default="auto",
+        help="input format of --in (default: from the file name)",
+    )
+    source.add_argument(
+        "--text-field",
+        default="text",
+        metavar="FIELD",
+        help="field holding the document text (default: text)",
+    )
+    source.add_argument(
+        "--id-field",
+        default="id",
+        metavar="FIELD",
+        help="field holding the id; else the line number (default: id)",
+    )
+    source.add_argument(
+        "--limit", type=positive_int, metavar="N", help="stop after this many input records (pilot runs)"
+    )
+    source.add_argument(
+        "--max-bytes",
+        type=positive_int,
+        metavar="N",
+        default=DEFAULT_MAX_BYTES,
+        help=f"records over this many bytes are errored as too_large (default: {DEFAULT_MAX_BYTES:,})",
+    )
+
+    output = p.add_argument_group("output")
+    output.add_argument(
+        "--out",
+        required=True,
+        metavar="PATH",
+        help="kept documents: .jsonl, .jsonl.gz or .parquet; a folder (ending in /) gets "
+        "kept.jsonl, rejected.jsonl and report.json; with --executor local|slurm|ray a folder "
+        "of <rank>.jsonl.gz",
+    )
+    output.add_argument(
+        "--rejected",
+        type=Path,
+        metavar="PATH",
+        help="JSONL of dropped and errored records: id, line, outcome, stage, reason, scores; "
+        "with --executor local|slurm|ray a folder (one sub-folder per stage)",
+    )
+    output.add_argument(
+        "--report",
+        type=Path,
+        metavar="PATH",
+        help="JSON of the retention report (with --executor local|ray default: LOGGING_DIR/report.json)",
+    )
+    output.add_argument(
+        "--batch-rows",
+        type=positive_int,
+        metavar="N",
+        help=f"records per processing and write batch (default: {DEFAULT_BATCH_ROWS:,}; "
+        "with --executor local|slurm|ray, documents per filter batch, default that of the datatrove blocks)",
+    )
+    output.add_argument(
+        "--max-error-rate",
+        type=fraction,
+        metavar="FRACTION",
+        default=MAX_ERROR_RATE,
+        help="stop (exit 1) when more than this share of the documents entering a stage error "
+        f"(stage_error:<stage>): judged after each batch once {MIN_ERROR_DOCUMENTS} have entered it, "
+        f"and at the end over at least {MIN_ERROR_DOCUMENTS}; what was written stays, as .partial "
+        f"files, and the report says it stopped; 1 never stops (default: {MAX_ERROR_RATE})",
+    )
+    output.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+    stages = p.add_argument_group("stages and thresholds (defaults: the published configuration)")
+    stages.add_argument(
+        "--stages",
+        default=DEFAULT_STAGES,
+        metavar="LIST",
+        help=f"comma-separated, or all: {','.join(known_stages())} (default: {DEFAULT_STAGES})",
+    )
+    stages.add_argument(
+        "--artifacts",
+        type=Path,
+        metavar="DIR",
+        help="take the stages' files from DIR in the released layout (data/aoa.parquet, "
+        "models/fasttext_grade.bin, models/modernbert_grade/, data/word_log_odds.parquet); "
+        "--aoa-table, --fasttext-model, --encoder-model and --word-table override it",
+    )
+    stages.add_argument(
+        "--aoa-table",
+        type=Path,
+        metavar="PATH",
+        help="AoA table, parquet or csv with columns word, aoa (default: embedded Kuperman)",
+    )
+    stages.add_argument(
+        "--aoa-impute",
+        choices=IMPUTE_MODES,
+        help=f"AoA for words missing from the table, from Zipf frequency (default: {DEFAULTS.aoa_impute})",
+    )
+    stages.add_argument(
+        "--max-aoa",
+        type=positive_float,
+        metavar="YEARS",
+        default=None,
+        help="max 95th-percentile token AoA "
+        f"(default: filter_config.json's max_aoa, else {DEFAULTS.max_aoa})",
+    )
+    stages.add_argument(
+        "--max-oov",
+        type=fraction,
+        metavar="FRACTION",
+        help=f"max out-of-vocabulary fraction (default: {DEFAULTS.max_oov})",
+    )
+    stages.add_argument(
+        "--fasttext-model", type=Path, metavar="PATH", help="fasttext stage: supervised fastText .bin"
+    )
+    stages.add_argument(
+        "--fasttext-min-k5-prob",
+        type=_min_k5_prob,
+        metavar="P",
+        help="fasttext stage: keep only when the top band is K5 and P(K5) >= P; 'released' = top band "
+        "alone (default: --artifacts DIR's filter_config.json when its model is used, else released)",
+    )
+    stages.add_argument(
+        "--encoder-model",
+        metavar="DIR_OR_ID",
+        help="encoder stage: transformers sequence-classification directory or Hub id (ModernBERT)",
+    )
+    stages.add_argument(
+        "--encoder-batch-size",
+        type=positive_int,
+        metavar="N",
+        help=f"encoder stage: documents per forward pass (default: {DEFAULTS.encoder_batch_size})",
+    )
+    stages.add_argument(
+        "--encoder-max-length",
+        type=positive_int,
+        metavar="TOKENS",
+        help="encoder stage: tokens read per document (default: the length the model was trained at, "
+        f"from its tokenizer, at most {MAX_LENGTH:,})",
+    )
+    stages.add_argument(
+        "--encoder-attn-implementation",
+        metavar="NAME",
+        help="encoder stage: transformers attention, e.g. eager, sdpa, flash_attention_2 "
+        "(default: sdpa on CUDA, eager on the CPU)",
+    )
+    stages.add_argument(
+        "--encoder-gate",
+        choices=ENCODER_GATES,
+        help="encoder stage: agree = score only documents whose fastText band equals their AoA band "
+        "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
+        f"(default: {DEFAULTS.encoder_gate})",
+    )
+    stages.add_argument(
+        "--encoder-min-k5-prob",
+        type=_min_k5_prob,
+        metavar="P",
+        help="encoder stage: keep only when the argmax is K5 and P(K5) >= P; 'released' = argmax alone "
+        "(default: --artifacts DIR's filter_config.json when its model is used, else released)",
+    )
+    stages.add_argument(
+        "--device", help="encoder stage device, e.g. cuda or cpu (default: cuda if available)"
+    )
+    stages.add_argument(
+        "--symbolic-families",
+        metavar="LIST",
+        help=f"symbolic stage: comma-separated notation families to check, of {','.join(FAMILIES)} "
+        "(default: all of them)",
+    )
+    stages.add_argument(
+        "--word-table",
+        type=Path,
+        metavar="PATH",
+        help="frequency stage: word, beyond_score table (word_log_odds.parquet)",
+    )
+    stages.add_argument(
+        "--min-beyond-score",
+        type=finite,
+        metavar="SCORE",
+        help=f"frequency stage cut-off (default: {DEFAULTS.min_beyond_score})",
+    )
+    stages.add_argument(
+        "--min-blocked-share",
+        type=_min_k5_prob,
+        metavar="SHARE",
+        help="frequency stage: drop only when blocklisted tokens are at least SHARE of the words; "
+        "'released' = any blocklisted word drops (default: --artifacts DIR's filter_config.json, "
+        "else released)",
+    )
+    _add_runner_options(p)
+    return p
+
+
+def _add_runner_options(p: argparse.ArgumentParser) -> None:
+    runner = p.add_argument_group(
+        "runner (default: in this process; local, slurm and ray run the same stages as datatrove blocks)"
+    )
+    runner.add_argument("--executor", choices=EXECUTORS, default=INPROCESS, help=f"(default: {INPROCESS})")
+    runner.add_argument(
+        "--tasks",
+        type=positive_int,
+        metavar="N",
+        help="datatrove tasks; input files are shared out by task (default: 1)",
+    )
+    runner.add_argument(
+        "--workers", type=positive_int, metavar="N", help="tasks run at once (default: all of them)"
+    )
+    runner.add_argument(
+        "--logging-dir",
+        type=Path,
+        metavar="DIR",
+        help="datatrove logs, completion markers and stats (required with local, slurm, ray; "
+        "rerun with the same one to resume)",
+    )
+    runner.add_argument("--slurm-partition", metavar="NAME", help="slurm: partition (required)")
+    runner.add_argument(
+        "--slurm-time", metavar="TIME", help="slurm: time limit per task, e.g. 04:00:00 (required)"
+    )
+    runner.add_argument("--slurm-cpus-per-task", type=positive_int, metavar="N", help="slurm (default: 1)")
+    runner.add_argument("--slurm-mem-per-cpu-gb", type=positive_int, metavar="GB", help="slurm (default: 2)")
+    runner.add_argument(
+        "--slurm-venv",
+        type=Path,
+        metavar="DIR",
+        help="slurm: virtual environment (folder or its bin/activate) each task activates",
+    )

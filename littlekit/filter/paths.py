@@ -1,0 +1,112 @@
+"""`littlekit filter`'s path checks: the input, where each output goes, and that no two paths
+of a run are one file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from itertools import combinations, permutations
+from pathlib import Path
+
+from littlekit.argtypes import UsageError
+from littlekit.io import (
+    input_format,
+    partial_path,
+)
+
+
+def names_a_file(path: str | Path) -> bool:
+    """Whether the name ends as an input/output file does (.jsonl, .jsonl.gz, .parquet)."""
+    try:
+        input_format(path)
+    except ValueError:
+        return False
+    return True
+
+
+def output_paths(args: argparse.Namespace) -> tuple[Path, Path | None, Path | None]:
+    """--out names a file, or a folder (ending in / or existing) that gets the three usual files."""
+    out = Path(args.out)
+    if _out_is_folder(args):
+        return out / "kept.jsonl", args.rejected or out / "rejected.jsonl", args.report or out / "report.json"
+    return out, args.rejected, args.report
+
+
+def _out_is_folder(args: argparse.Namespace) -> bool:
+    return args.out.endswith(("/", os.sep)) or Path(args.out).is_dir()
+
+
+def named_paths(
+    args: argparse.Namespace, out: Path, rejected: Path | None, report: Path | None
+) -> list[tuple[str, Path | None, bool]]:
+    """(flag, path, written through a .partial file) for the input and every output of the run."""
+    folder = _out_is_folder(args)
+
+    def label(flag: str, path: Path | None, given) -> str:
+        return flag if given is not None or not folder else f"--out (its {path.name if path else ''})"
+
+    return [
+        ("--in", args.inp, False),
+        ("--out" if not folder else "--out (its kept.jsonl)", out, True),
+        (label("--rejected", rejected, args.rejected), rejected, True),
+        (label("--report", report, args.report), report, False),
+    ]
+
+
+def check_distinct(named: list[tuple[str, Path | None, bool]], files: bool = True) -> None:
+    """UsageError, before anything runs, when two of the run's paths (the input and the outputs)
+    are one file, through symlinks, `..` or hard links, or an output is the `.partial` file another
+    one is written to; with `files` (the in-process run), also when an output is an existing folder."""
+    given = [(flag, Path(path), partial) for flag, path, partial in named if path is not None]
+    for flag, path, _ in given:
+        if files and flag != "--in" and path.is_dir():
+            raise UsageError(f"{flag} {path} is a folder; give a file name")
+    for (flag_a, a, _), (flag_b, b, _) in combinations(given, 2):
+        if _same_file(a, b):
+            where = (
+                f"{flag_a} and {flag_b} both name {a}"
+                if a == b
+                else f"{flag_a} {a} and {flag_b} {b} are one file ({os.path.realpath(a)})"
+            )
+            if "--in" in (flag_a, flag_b):
+                raise UsageError(
+                    f"an output path is the input file: {where} (outputs never overwrite the input)"
+                )
+            raise UsageError(f"{where}: give each output its own path")
+    for (flag_w, w, partial), (flag_o, o, _) in permutations(given, 2):
+        if partial and _same_file(partial_path(w), o):
+            raise UsageError(
+                f"{flag_o} {o} is the file that {flag_w} {w} is written to until the run ends; "
+                "give it another name"
+            )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same real path (symlinks and .. resolved, also for
+    files not there yet), or, for two that exist, the same inode (hard links)."""
+    try:
+        if a.exists() and b.exists() and os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def check_input(args: argparse.Namespace) -> str:
+    if args.hf_dataset:
+        if args.format != "auto":
+            raise UsageError("--format applies to --in, not --hf-dataset")
+        return "hf"
+    if args.inp.is_dir():
+        raise UsageError(
+            f"--in {args.inp} is a folder; the in-process run reads one file: name a file in it, or run "
+            f"the whole folder with --executor local --logging-dir DIR (--out is then a folder too)"
+        )
+    if not args.inp.is_file():
+        raise UsageError(f"input file not found: {args.inp}")
+    if args.format != "auto":
+        return args.format
+    try:
+        return input_format(args.inp)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (or pass --format)") from None
