@@ -1,0 +1,82 @@
+"""`littlekit train`: pretraining a Qwen3 model on packed token shards, on one CPU or many GPUs.
+
+    littlekit train --data shards/k5 --val-data shards/val --tokenizer tok/ --size nano \\
+        --seq-len 256 --global-batch 32 --micro-batch 8 --max-steps 2000 --run-dir runs/nano
+    torchrun --nproc_per_node 8 -m littlekit.cli train ... --parallel fsdp   # as `littlekit launch` writes
+
+The loop: each optimizer step takes `global_batch` sequences of `seq_len` tokens from the
+BOS-aligned `shards.BatchLoader` (one source, several weighted ones, or a named mixture such as
+the paper's cool-off mix), split over the processes (`micro_batch` each per forward/backward)
+and gradient accumulation. Loss is the mean next-token cross-entropy over every token of the
+global batch, computed in fp32 (in one fp32 process the LM head and the loss are fused,
+`linear_cross_entropy`: the same loss without the full logits tensor). Muon updates the 2-D
+hidden matrices and AdamW the embeddings, norms and head (`littlekit.lm.optim`), both under the
+warmup-stable-cool-off schedule, after clipping the global gradient norm. On a GPU the forward
+runs under bf16 autocast (fp32 weights and optimizer state); on the CPU in fp32, seeded and
+deterministic.
+
+Processes: started by torchrun (WORLD_SIZE > 1) the trainer joins the process group (nccl on
+GPUs, gloo on CPUs) unless the caller already did, leaves it up for later calls, and wraps the
+model in DDP (default) or FSDP2 `fully_shard` (each decoder layer, then the root). The loader
+hands rank r its contiguous share of each global batch, so N processes see the same rows per step
+as one process accumulating them.
+
+Every `eval_every` steps (and at the start and the end) validation bits per byte is measured on
+the held-out stream of `val_data` (`shards.eval_batches`, split over ranks, Σ nats / (ln 2 · Σ
+bytes) from the shards' byte counts); the checkpoint with the lowest value is kept in `best/`.
+`last/` is written every `save_every` steps and at the end. A checkpoint directory holds the
+model in `save_pretrained` format (config.json, model.safetensors), the tokenizer, and
+`trainer_state.pt` (optimizer, step, loader position, RNG; `last/` only) with a readable
+`trainer_state.json`, so `AutoModelForCausalLM.from_pretrained` and
+`AutoTokenizer.from_pretrained` load it and `resume` continues the run exactly. `metrics.jsonl`
+in the run directory gets one record per logged step: step, tokens, loss, lr, lr_muon,
+grad_norm, tokens_per_s, elapsed_s and cpu_s (this process's wall and CPU seconds of training,
+evaluation and saving excluded; CPU time is what a shared machine cannot steal), and
+val_bpb/val_loss at evaluations.
+
+The package: `config` (TrainConfig and the command line generated from its fields), `checks`,
+`distributed` (processes, devices, DDP/FSDP2), `fused_loss`, `checkpoint` (save, resume),
+`metrics` (validation, metrics.jsonl, progress), `loop` (the steps) and `command` (`littlekit
+train`). Everything public is importable from here, as it was when this was one module.
+"""
+
+from littlekit.lm.train.checkpoint import load_trainer_state, resolve_resume
+from littlekit.lm.train.checks import accumulation_steps, check_config, check_inputs, check_seq_len
+from littlekit.lm.train.command import run_train_command, summary_lines
+from littlekit.lm.train.config import (
+    BEST,
+    CONFIG_JSON,
+    COUNT,
+    LAST,
+    MAX_COUNT,
+    MAX_SEED,
+    METRICS,
+    MIXES,
+    OPTIMIZERS,
+    PARALLEL,
+    PRECISIONS,
+    STATE_JSON,
+    STATE_PT,
+    STEPS,
+    Flag,
+    TrainConfig,
+    TrainResult,
+    add_setting_flags,
+    add_train_parser,
+    config_from_args,
+    parse_source,
+    setting,
+    setting_argv,
+)
+from littlekit.lm.train.fused_loss import CHUNK_ELEMENTS, chunk_rows, linear_cross_entropy, make_loss
+from littlekit.lm.train.loop import build_model, build_optimizer, build_schedule, train, train_side_by_side
+
+__all__ = [
+    "BEST", "CHUNK_ELEMENTS", "CONFIG_JSON", "COUNT", "LAST", "MAX_COUNT", "MAX_SEED", "METRICS", "MIXES",
+    "OPTIMIZERS", "PARALLEL", "PRECISIONS", "STATE_JSON", "STATE_PT", "STEPS", "Flag", "TrainConfig",
+    "TrainResult", "accumulation_steps", "add_setting_flags", "add_train_parser", "build_model",
+    "build_optimizer", "build_schedule", "check_config", "check_inputs", "check_seq_len", "chunk_rows",
+    "config_from_args", "linear_cross_entropy", "load_trainer_state", "make_loss", "parse_source",
+    "resolve_resume", "run_train_command", "setting", "setting_argv", "summary_lines", "train",
+    "train_side_by_side",
+]  # fmt: skip

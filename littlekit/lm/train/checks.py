@@ -1,0 +1,146 @@
+"""What a training run is told, checked before anything is built: values, paths, shards, tokenizer.
+
+Each failure is one message naming the flag or the file (`littlekit train` turns a ValueError or
+FileNotFoundError into a usage error, exit 2).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from littlekit.lm.shards import TokenShards
+from littlekit.lm.sizes import QWEN3_SIZES
+from littlekit.lm.train.checkpoint import resolve_resume
+from littlekit.lm.train.config import MAX_COUNT, MAX_SEED, OPTIMIZERS, PARALLEL, TrainConfig
+
+
+def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
+    """Forward/backward passes per optimizer step; refuses a batch that does not divide."""
+    if global_batch < 1 or micro_batch < 1:
+        raise ValueError("global_batch and micro_batch must be positive")
+    per_pass = micro_batch * world_size
+    if global_batch % per_pass:
+        raise ValueError(
+            f"global batch {global_batch} is not divisible by processes x micro batch = "
+            f"{world_size} x {micro_batch} = {per_pass}"
+        )
+    return global_batch // per_pass
+
+
+def check_config(config: TrainConfig) -> None:
+    if config.parallel not in PARALLEL:
+        raise ValueError(f"parallel must be one of {PARALLEL}, got {config.parallel!r}")
+    if config.optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {config.optimizer!r}")
+    if config.size not in QWEN3_SIZES:
+        raise ValueError(f"unknown model size {config.size!r}; known: {', '.join(QWEN3_SIZES)}")
+    for name in ("seq_len", "max_steps", "log_every"):
+        if getattr(config, name) < 1:
+            raise ValueError(f"{name} must be positive, got {getattr(config, name)}")
+    if config.stop_at is not None and not 1 <= config.stop_at <= config.max_steps:
+        raise ValueError(f"stop_at must be in [1, max_steps={config.max_steps}], got {config.stop_at}")
+    if config.eval_every < 0 or config.save_every < 0:
+        raise ValueError("eval_every and save_every must be >= 0")
+    for name in ("global_batch", "micro_batch", "val_batches", "val_batch_size"):
+        value = getattr(config, name)
+        if value is not None and not 1 <= value <= MAX_COUNT:
+            raise ValueError(f"{name} must be between 1 and {MAX_COUNT:,}, got {value}")
+    if not 0 <= config.seed <= MAX_SEED:
+        raise ValueError(f"seed must be between 0 and {MAX_SEED:,}, got {config.seed}")
+    for name in ("muon_lr", "adamw_lr", "weight_decay", "grad_clip"):
+        value = getattr(config, name)
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+
+
+def check_seq_len(config: TrainConfig) -> None:
+    """A fresh model's positions bound seq_len (a resumed or initialised one is checked on loading)."""
+    if config.init_from is not None or resolve_resume(config) is not None:
+        return
+    positions = config.model_overrides.get(
+        "max_position_embeddings", QWEN3_SIZES[config.size]["max_position_embeddings"]
+    )
+    if config.seq_len > positions:
+        raise ValueError(
+            f"--seq-len {config.seq_len} exceeds the {config.size} model's max_position_embeddings "
+            f"{positions}"
+        )
+
+
+def check_vocabulary(tokenizer: Any, directories: list[str]) -> None:
+    from littlekit.lm.shards import ShardError, _vocab_sha256
+
+    own = _vocab_sha256(tokenizer)
+    for directory in directories:
+        if TokenShards(directory).require_documents().manifest["vocab_sha256"] != own:
+            raise ShardError(
+                f"{directory} was tokenised with another vocabulary than {tokenizer.name_or_path}: pass "
+                f"the tokenizer the shards were written with, or rebuild them with this one (write_shards)"
+            )
+
+
+def check_inputs(config: TrainConfig) -> None:
+    """What a run reads, checked before anything is built, each failure one message naming the file.
+
+    UsageError-worthy mistakes (a path that does not exist) raise FileNotFoundError naming the
+    flag; a directory that is there but is not what it should be raises ShardError or
+    TokenizerError (from littlekit.lm.shards / littlekit.lm.tokenizer) naming the file and the fix.
+    """
+    from littlekit.lm.tokenizer import TokenizerError, TokenizerNotFound, locate_tokenizer
+
+    sources = config.sources()
+    if config.mix is not None or isinstance(config.data, (str, os.PathLike)):
+        typed = [str(config.data)]  # with --mix the root; its sources are checked as shards below
+    else:
+        typed = list(sources)
+    for directory in typed:
+        if not Path(directory).exists():
+            raise FileNotFoundError(f"argument --data: {directory} does not exist")
+    if config.val_data is not None and not Path(config.val_data).exists():
+        raise FileNotFoundError(f"argument --val-data: {config.val_data} does not exist")
+    try:
+        locate_tokenizer(config.tokenizer)
+    except TokenizerNotFound as exc:
+        raise FileNotFoundError(f"argument --tokenizer: {exc}") from None
+    except TokenizerError as exc:  # a folder or file that is there, but not a tokenizer
+        raise TokenizerError(f"argument --tokenizer: {exc}") from None
+    if config.init_from is not None:
+        _check_weights_source(config.init_from)
+    run_dir = Path(config.run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise FileNotFoundError(f"argument --run-dir: {run_dir} is a file, not a directory")
+    try:
+        resolve_resume(config)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"argument --resume: {exc}") from None
+    for directory in list(sources) + ([config.val_data] if config.val_data else []):
+        TokenShards(directory).require_documents()
+
+
+def _check_weights_source(text: str) -> None:
+    """--init-from: a save_pretrained directory, or a Hub id (offline: one in the local cache)."""
+    from littlekit.lm.tokenizer import _hub_id, _offline
+
+    path = Path(text)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(
+                f"argument --init-from: {path} holds no config.json; pass a save_pretrained directory "
+                f"(a checkpoint's best/ or last/)"
+            )
+        return
+    if path.exists():
+        raise FileNotFoundError(f"argument --init-from: {text} is a file; give a save_pretrained directory")
+    if not _hub_id(text):
+        raise FileNotFoundError(f"argument --init-from: {text} does not exist; check the path")
+    if _offline():
+        from huggingface_hub import try_to_load_from_cache
+
+        if not isinstance(try_to_load_from_cache(text, "config.json"), str):
+            raise FileNotFoundError(
+                f"argument --init-from: {text} is not a local directory, nor a Hub model in the local "
+                f"cache (offline mode: HF_HUB_OFFLINE is set)"
+            )

@@ -1,0 +1,101 @@
+"""What a training run reports: validation bits per byte, metrics.jsonl and the progress display.
+
+Validation bits per byte is Σ nats / (ln 2 · Σ bytes) over the held-out stream of `val_data`
+(`shards.eval_batches`, split over ranks), from the shards' byte counts (`littlekit.stats`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from littlekit.lm.shards import IGNORE_INDEX, eval_batches
+from littlekit.lm.train.config import METRICS, TrainConfig
+from littlekit.lm.train.distributed import Dist, all_sum, autocast
+from littlekit.stats import bits_per_byte
+
+
+def validate(
+    raw: torch.nn.Module, config: TrainConfig, d: Dist, precision: str, total_batches: int
+) -> dict[str, float]:
+    """Validation bits per byte over the first val_batches global batches of the held-out stream.
+
+    The same sums as `evals.bpb.stream_bpb`, but under no_grad rather than inference_mode (FSDP2's
+    all-gather buffers must stay ordinary tensors for the next training step), and under FSDP a
+    rank with one batch fewer runs a dummy forward so every rank joins every all-gather.
+    """
+    batch_size = config.val_batch_size or config.micro_batch
+    n = total_batches if config.val_batches is None else min(config.val_batches, total_batches)
+    mine = len(range(d.rank, n, d.world_size))  # batches are dealt round-robin
+    stream = eval_batches(config.val_data, config.seq_len, batch_size, d.rank, d.world_size)
+    nats, n_bytes, tokens = 0.0, 0, 0
+    raw.eval()
+    try:
+        with torch.no_grad(), autocast(precision, d.device):
+            for _, (input_ids, labels, batch_bytes) in zip(range(mine), stream, strict=False):
+                logits = raw(input_ids=input_ids.to(d.device)).logits
+                labels = labels.to(d.device)
+                nats += F.cross_entropy(
+                    logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX, reduction="sum"
+                ).item()
+                n_bytes += batch_bytes
+                tokens += int((labels != IGNORE_INDEX).sum())
+            if d.world_size > 1 and config.parallel == "fsdp":
+                dummy = torch.zeros((1, config.seq_len), dtype=torch.long, device=d.device)
+                for _ in range(math.ceil(n / d.world_size) - mine):
+                    raw(input_ids=dummy)
+    finally:
+        raw.train()
+    # Sums first, then one division: bits per byte of the whole stream, not a mean of batches'.
+    nats, n_bytes, tokens = all_sum([nats, n_bytes, tokens], d)
+    return {
+        "val_bpb": bits_per_byte(nats, int(n_bytes)),
+        "val_loss": nats / tokens,
+        "val_tokens": int(tokens),
+        "val_bytes": int(n_bytes),
+    }
+
+
+class TrainLog:
+    """metrics.jsonl and the progress (a bar on a terminal, else `littlekit.progress` lines, as in
+    a notebook or a batch log), on rank 0 only."""
+
+    def __init__(self, config: TrainConfig, d: Dist, start_step: int):
+        from littlekit.progress import Progress
+
+        self.main = d.main
+        self.path = Path(config.run_dir) / METRICS
+        self.bar = self.lines = None
+        self.shown: dict[str, float] = {}
+        if self.main and config.progress and sys.stderr.isatty():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=config.max_steps, initial=start_step, desc="train", unit="step")
+        elif self.main and config.progress:
+            label = f"train {Path(config.run_dir).name}"
+            self.lines = Progress(config.max_steps - start_step, label, "steps")
+
+    def write(self, record: dict[str, Any]) -> None:
+        if not self.main:
+            return
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        self.shown.update({k: record[k] for k in ("loss", "val_bpb") if k in record})
+        if self.bar is not None and self.shown:
+            self.bar.set_postfix({k: f"{v:.4f}" for k, v in self.shown.items()}, refresh=False)
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+        if self.lines is not None:
+            self.lines.update(**self.shown)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
