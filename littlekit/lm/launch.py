@@ -12,10 +12,13 @@ paper's 5B run is the check: pretrained for 100 h on 8 B200 (section 3.2) toward
 target (sections 3.3 and A.4; the corpus itself is 88B tokens). `paper_check` prints the MFU
 those figures imply for our 5B shape at 80B and 88B tokens.
 
-The trainer's command line is built from `TrainArgs` by `train_argv` only, so aligning it with
-`littlekit train` is a one-place change; `check_script` parses it with the trainer's own parser.
-The script passes `--resume auto` and saves `last/` about every `--checkpoint-hours`, so when a
-job hits its time limit, submitting the same script again continues the run.
+The trainer's command line is generated from `TrainConfig`'s fields (`train_argv`, through
+`littlekit.lm.train.config.setting_argv`), and every trainer setting the plan does not size or
+derive itself is a launch flag too, parsed as `littlekit train` parses it and with its default
+(but the script's own: --precision bf16, --resume auto, no progress bar); `check_script` parses
+the result with the trainer's own parser. The script passes `--resume auto` and saves `last/`
+about every `--checkpoint-hours`, so when a job hits its time limit, submitting the same script
+again continues the run.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import math
 import re
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,14 @@ from littlekit.lm.sizes import (
     memory_per_gpu,
     param_counts,
     qwen3_config,
+)
+from littlekit.lm.train.config import (
+    TrainConfig,
+    add_setting_flags,
+    add_train_parser,
+    parse_source,
+    setting_argv,
+    value_from_args,
 )
 
 
@@ -113,7 +124,8 @@ def token_count(text: str) -> int:
 
 @dataclass
 class TrainArgs:
-    """What `littlekit train` is told; `train_argv` is the only place that names its flags."""
+    """What `littlekit train` is told: the plan's settings, and in `settings` any other TrainConfig
+    field by name. The defaults here are the script's (`train_argv` spells them as flags)."""
 
     size: str
     seq_len: int
@@ -132,38 +144,23 @@ class TrainArgs:
     eval_every: int = 0
     resume: str | None = "auto"  # a resubmitted job continues from run_dir/last/
     progress: bool = False  # no progress bar in a batch log
-    extra: list[str] = field(default_factory=list)  # passed through verbatim
+    settings: dict[str, Any] = field(default_factory=dict)  # other TrainConfig fields; override the above
+    extra: list[str] = field(default_factory=list)  # passed through verbatim, after everything else
 
 
-def train_argv(args: TrainArgs) -> list[str]:
+# The plan's numbers are written out even where they are the trainer's defaults, so the script says
+# what it trains; every other setting is written when it differs from `littlekit train`'s default.
+STATED = ("size", "seq_len", "global_batch", "micro_batch", "max_steps", "parallel", "precision",
+          "save_every", "eval_every")  # fmt: skip
+# TrainConfig fields the plan computes, so launch has no flag for them: --tokens gives max_steps,
+# --checkpoint-hours save_every and eval_every.
+DERIVED = ("max_steps", "save_every", "eval_every")
+
+
+def train_argv(args: TrainArgs, config_class: type[TrainConfig] = TrainConfig) -> list[str]:
     """The `littlekit train` arguments (after the subcommand) for these settings."""
-    argv = [
-        "--size", args.size,
-        "--seq-len", str(args.seq_len),
-        "--global-batch", str(args.global_batch),
-        "--micro-batch", str(args.micro_batch),
-        "--max-steps", str(args.max_steps),
-        "--parallel", args.parallel,
-        "--precision", args.precision,
-        "--save-every", str(args.save_every),
-        "--eval-every", str(args.eval_every),
-    ]  # fmt: skip
-    for source in args.data:
-        argv += ["--data", str(source)]
-    for flag, value in (
-        ("--mix", args.mix),
-        ("--val-data", args.val_data),
-        ("--tokenizer", args.tokenizer),
-        ("--run-dir", args.run_dir),
-        ("--resume", args.resume),
-    ):
-        if value is not None:
-            argv += [flag, str(value)]
-    if args.activation_checkpointing:
-        argv.append("--activation-checkpointing")
-    if not args.progress:
-        argv.append("--no-progress")
-    return argv + list(args.extra)
+    values = {f.name: getattr(args, f.name) for f in fields(args) if f.name not in ("settings", "extra")}
+    return setting_argv({**values, **args.settings}, config_class, always=STATED) + list(args.extra)
 
 
 @dataclass
@@ -189,6 +186,9 @@ class LaunchConfig:
     tokenizer: str | None = None
     run_dir: str | None = None
     train_extra: list[str] = field(default_factory=list)
+    # The trainer's other settings by TrainConfig field name (`passed_settings`; the command line
+    # fills every one); a name missing here takes TrainArgs' default, else the trainer's.
+    train_settings: dict[str, Any] = field(default_factory=dict)
     job_name: str | None = None
     time: str | None = None  # Slurm time limit; None = the estimate plus TIME_MARGIN
     partition: str | None = None
@@ -243,6 +243,7 @@ class Plan:
             activation_checkpointing=c.activation_checkpointing,
             save_every=self.save_every,
             eval_every=self.save_every,
+            settings=dict(c.train_settings),
             extra=list(c.train_extra),
         )
 
@@ -300,11 +301,17 @@ def make_plan(config: LaunchConfig) -> Plan:
         plan.problems.append(f"master port must be between 1 and 65535, got {c.master_port}")
     if c.tokens > MAX_TOKENS:
         plan.problems.append(f"token budget {c.tokens:.3g} is more than 1,000T (10^15) tokens; a typo?")
+    if planned := sorted(set(c.train_settings) & (_planned_names() | set(DERIVED))):
+        plan.problems.append(f"train_settings names what the plan sets itself: {', '.join(planned)}")
     if not numbers_ok or c.size not in QWEN3_SIZES or c.parallel not in ("ddp", "fsdp"):
         return plan
     if problem := _batch_problem(c):
         plan.problems.append(problem)
-    model = qwen3_config(c.size, c.vocab_size)
+    try:  # the trainer's --model-override settings change what is counted too
+        model = qwen3_config(c.size, c.vocab_size, **c.train_settings.get("model_overrides", {}))
+    except (TypeError, ValueError) as exc:
+        plan.problems.append(f"--model-override: {exc}")
+        return plan
     if c.seq_len > model.max_position_embeddings:
         plan.problems.append(
             f"sequence length {c.seq_len} exceeds the {c.size} model's max_position_embeddings "
@@ -394,11 +401,6 @@ def check_script(plan: Plan) -> list[str]:
         if not value
     ]
     if problems:
-        return problems
-    try:
-        from littlekit.lm.train import add_train_parser, parse_source
-    except ImportError as exc:  # the arguments cannot be checked, but nothing is known wrong
-        plan.warnings.append(f"arguments not checked against `littlekit train`: {exc}")
         return problems
     parser = Parser(prog="littlekit")  # a refused argument raises UsageError naming it
     add_train_parser(parser.add_subparsers(dest="command"))
@@ -607,8 +609,28 @@ def plan_table(
 COUNT = int_range(1, MAX_COUNT)
 
 
-def add_launch_parser(subparsers) -> argparse.ArgumentParser:
-    """Register `littlekit launch` on the CLI's subparsers."""
+def _planned_names() -> set[str]:
+    return {f.name for f in fields(LaunchConfig)}
+
+
+def passed_settings(config_class: type[TrainConfig] = TrainConfig) -> list[Field]:
+    """The trainer's settings launch passes on as given: every TrainConfig field that is neither
+    one the plan sizes itself (a LaunchConfig field: its own flag, a cluster-sized default) nor
+    DERIVED. Each is a launch flag with the trainer's default, or TrainArgs' where it has one."""
+    skip = _planned_names() | set(DERIVED)
+    return [f for f in fields(config_class) if f.init and f.name not in skip]
+
+
+def script_defaults() -> dict[str, Any]:
+    """The defaults the script has of its own (TrainArgs'), where they are not the trainer's."""
+    return {f.name: f.default for f in fields(TrainArgs) if f.default is not MISSING}
+
+
+def add_launch_parser(
+    subparsers: Any, config_class: type[TrainConfig] = TrainConfig
+) -> argparse.ArgumentParser:
+    """Register `littlekit launch` on the CLI's subparsers (with a flag for each of
+    `config_class`'s `passed_settings`)."""
     p = subparsers.add_parser(
         "launch",
         help="write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",
@@ -674,6 +696,10 @@ def add_launch_parser(subparsers) -> argparse.ArgumentParser:
     where.add_argument("--venv", help="virtual environment to activate on the nodes")
     where.add_argument("--workdir", help="directory to cd into on the nodes")
     where.add_argument("--master-port", type=port, default=29500, help="torchrun rendezvous port (1-65535)")
+    settings = p.add_argument_group(
+        "the trainer's other settings", "passed to `littlekit train`; defaults as there, unless shown"
+    )
+    add_setting_flags(settings, passed_settings(config_class), script_defaults())
     p.add_argument("--out", type=Path, help="script path (default: littlelearner-<size>.sbatch)")
     p.add_argument("--dry-run", action="store_true", help="check and print; write nothing")
     return p
@@ -690,7 +716,8 @@ def vocab_size_for(tokenizer: str | None, vocab_size: int | None) -> int:
     return DEFAULT_VOCAB_SIZE
 
 
-def config_from_args(args: argparse.Namespace) -> LaunchConfig:
+def config_from_args(args: argparse.Namespace, config_class: type[TrainConfig] = TrainConfig) -> LaunchConfig:
+    """The LaunchConfig `littlekit launch`'s parsed arguments describe."""
     return LaunchConfig(
         size=args.size,
         tokens=args.tokens,
@@ -711,6 +738,7 @@ def config_from_args(args: argparse.Namespace) -> LaunchConfig:
         tokenizer=args.tokenizer,
         run_dir=args.run_dir,
         train_extra=list(args.train_arg),
+        train_settings={f.name: value_from_args(f, args) for f in passed_settings(config_class)},
         job_name=args.job_name,
         time=args.time,
         partition=args.partition,
