@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "build the embedded data/ folder from the real files (littlekit data build --from SRC --out DIR)",
     ),
     "launch": (
-        "littlekit.lm.launch",
+        "littlekit.lm.launch_command",
         "add_launch_parser",
         "run_launch_command",
         "write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from littlekit.argtypes import Parser, UsageError, fraction
-from littlekit.lm import launch
+from littlekit.lm import launch, launch_command
 from littlekit.lm.train import TrainConfig, add_train_parser, config_from_args, setting
 from littlekit.lm.train.config import default_of, field_argv, flag_of, option, setting_argv
 
@@ -45,7 +45,7 @@ def train_parser(config_class: type = TrainConfig) -> argparse.ArgumentParser:
 
 def launch_parser(config_class: type = TrainConfig) -> argparse.ArgumentParser:
     parser = Parser(prog="littlekit")
-    launch.add_launch_parser(parser.add_subparsers(dest="command"), config_class)
+    launch_command.add_launch_parser(parser.add_subparsers(dest="command"), config_class)
     return parser
 
 
@@ -61,7 +61,7 @@ def parse_train(argv: list[str], config_class: type = TrainConfig) -> TrainConfi
 
 def through_launch(argv: list[str], config_class: type = TrainConfig) -> tuple[TrainConfig, launch.Plan]:
     """`littlekit launch` argv -> its plan -> the script's train arguments -> the trainer's config."""
-    config = launch.config_from_args(launch_parser(config_class).parse_args(argv), config_class)
+    config = launch_command.config_from_args(launch_parser(config_class).parse_args(argv), config_class)
     plan = launch.make_plan(config)
     assert plan.ok, plan.problems
     return parse_train(launch.train_argv(plan.train_args(), config_class), config_class), plan
