@@ -33,7 +33,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(
         ctx: Any, hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, ignore_index: int
-    ):
+    ) -> torch.Tensor:
         rows = chunk_rows(weight.shape[0])
         wanted = ctx.needs_input_grad[0] or ctx.needs_input_grad[1]
         grad_hidden = torch.empty_like(hidden) if wanted else None  # every row is written below
@@ -64,7 +64,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         return loss
 
     @staticmethod
-    def backward(ctx: Any, grad_output: torch.Tensor):
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, None, None]:
         # The loss is a scalar at the end of the graph, so the chain rule is one multiplication.
         grad_hidden, grad_weight_t = ctx.saved_tensors
         return grad_hidden * grad_output, (grad_weight_t * grad_output).T.contiguous(), None, None
