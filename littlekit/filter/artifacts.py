@@ -16,7 +16,9 @@ fastText and the encoder, `littlekit.fit.operating_point`); without it the relea
 
 `stage_options_from_artifacts(DIR, stages)` turns the directory into the registry's options (with
 the operating point's thresholds when filter_config.json is there) and says at once everything
-that is missing or malformed for the stages asked for.
+that is missing or malformed for the stages asked for. It is the directory's layer of
+`littlekit.filter.options.resolve_stage_options`, which puts given options (the command line's
+flags, a notebook's overrides) above it and StageOptions' defaults below.
 """
 
 from __future__ import annotations
