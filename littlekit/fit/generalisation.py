@@ -60,6 +60,7 @@ CORPUS_NAMES: dict[str, str] = {
     SOURCE_PREFIX + "onestopenglish": "OneStopEnglish",
     SOURCE_PREFIX + "informational": "informational books",
     SOURCE_PREFIX + "arc": "ARC",
+    SOURCE_PREFIX + "commoncoretext": "CommonCoreText-PD train",
     # the LLM judge's label groups (`littlekit.fit.labels.JUDGE_GROUPS`)
     JUDGE_PREFIX + "web": "web",
     JUDGE_PREFIX + "simplewiki": "Simple Wikipedia",

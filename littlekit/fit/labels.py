@@ -7,8 +7,11 @@ their text:
 - `judge` (`build_judge_labels`): the data root's `judge_labels/labels.jsonl`, passages of web
   text, Simple English Wikipedia, children's books and the informational school books that an
   LLM judge labelled one by one with the paper's four bands (the paper trains its classifiers on
-  such labels), plus the two item-graded sets the judge did not label: ARC question stems by
-  their exam's grade and MathCAMPS problems by their standard's grade (`ITEM_MAX_PER_BAND` each).
+  such labels), plus the graded sets the judge did not label: ARC question stems by their exam's
+  grade and MathCAMPS problems by their standard's grade (`ITEM_MAX_PER_BAND` each), and every
+  CommonCoreText-PD train passage by its band (`source-label:commoncoretext`). The judge's
+  passages hold no older literature; without these the classifiers kept 10% of the CCSS
+  exemplar books' K-5 validation passages.
   Each judge record's source is `llm-judge:<group>` (`JUDGE_GROUPS`: all web crawl text is one
   group, Simple Wikipedia another, each children's platform its own, the informational books
   one), its `corpus` the corpus it came from and its `group` the unit folds keep whole (a web
@@ -94,6 +97,10 @@ JUDGE_GROUPS: dict[str, str] = {
 # The judge sources that are web text a FineWeb-Edu run meets (crawl text and the wikis)
 WEB_SOURCES = (JUDGE_PREFIX + "web", JUDGE_PREFIX + "simplewiki")
 ITEM_MAX_PER_BAND = 300
+# The judge set's CommonCoreText-PD train passages: prose graded by its text (CCSS exemplar band,
+# CLEAR's Lexile), the judgement the judge makes, so unlike the ARC and MathCAMPS items it also
+# sets the operating point (`littlekit.fit.operating_point.tuning_sources`)
+COMMONCORETEXT_ITEMS = "commoncoretext"
 DEFAULT_MAX_PER_BAND = 1600
 SHINGLE_WORDS = 8
 
@@ -184,9 +191,10 @@ def build_judge_labels(
     files: Iterable[str | os.PathLike] | None = None,
     item_max_per_band: int = ITEM_MAX_PER_BAND,
 ) -> pd.DataFrame:
-    """The judge's labels (`files`, default the data root's `judge_labels/labels.jsonl`) and the
-    item-graded ARC and MathCAMPS labels (at most `item_max_per_band` per band each), minus anything
-    sharing text with a CommonCoreText-PD or graded_informational validation passage.
+    """The judge's labels (`files`, default the data root's `judge_labels/labels.jsonl`), the
+    item-graded ARC and MathCAMPS labels (at most `item_max_per_band` per band each) and the
+    CommonCoreText-PD train passages, minus anything sharing text with a CommonCoreText-PD or
+    graded_informational validation passage.
 
     Returns LABEL_COLUMNS sorted by band then id.
     """
@@ -200,6 +208,8 @@ def build_judge_labels(
         ignore_index=True,
     )
     items = balance(items, item_max_per_band, seed) if len(items) else items
+    # every CommonCoreText-PD train passage (its split keeps validation books and authors apart)
+    items = pd.concat([items, _commoncoretext_item_rows(corpora.load_commoncoretext(root, split="train"))])
     item_records = [
         {**make_label(r.id, r.text, r.band, r.source), "text": r.text, "corpus": _source_corpus(r.source)}
         for r in items.itertuples(index=False)
@@ -409,6 +419,11 @@ def _commoncoretext_rows(train: pd.DataFrame) -> pd.DataFrame:
         if kind in {"gutenberg", "clear", "openstax"}
     ]
     return pd.concat(frames, ignore_index=True)
+
+
+def _commoncoretext_item_rows(train: pd.DataFrame) -> pd.DataFrame:
+    """CommonCoreText-PD train passages as one label source, each by its passage's grade band."""
+    return _candidates(train["id"], train["text"], train["band"], COMMONCORETEXT_ITEMS)
 
 
 def _extra_clear_rows(clear: pd.DataFrame, passages: pd.DataFrame) -> pd.DataFrame:

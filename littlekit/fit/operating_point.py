@@ -62,6 +62,8 @@ TUNING_SOURCES = {"graded": GRADED_SOURCES, "commoncoretext": COMMONCORETEXT_SOU
 # the point); "auto": "judge" when the labels hold judge labels, else "graded"
 TUNING_CHOICES = (*TUNING_SOURCES, "judge", "auto")
 JUDGE_PREFIX = "llm-judge:"
+# source labels that set the point beside the judge's: passages graded by their text, as the judge grades
+TUNED_WITH_JUDGE = ("source-label:commoncoretext",)
 DEFAULT_MIN_PRECISION = 0.9
 MIN_KIND_BEYOND = 10  # a kind's own Beyond-K-5 rate is tested only with at least this many rows
 INFORMATIONAL_PREFIX = "gi-"  # ids of graded_informational passages (littlekit.databuild.informational)
@@ -75,13 +77,14 @@ def tuning_sources(tune_on: str, labels: pd.DataFrame) -> tuple[str, ...] | None
     """The label sources whose rates set a point (`TUNING_CHOICES`; None: every source)."""
     if tune_on not in TUNING_CHOICES:
         raise ValueError(f"tune_on must be one of {', '.join(TUNING_CHOICES)}, got {tune_on!r}")
-    judged = tuple(sorted(s for s in set(labels["source"]) if str(s).startswith(JUDGE_PREFIX)))
+    sources = set(labels["source"])
+    judged = {s for s in sources if str(s).startswith(JUDGE_PREFIX)}
     if tune_on == "auto":
         tune_on = "judge" if judged else "graded"
     if tune_on == "judge":
         if not judged:
             raise ValueError("tune_on='judge' but the labels hold no LLM-judge labels")
-        return judged
+        return tuple(sorted(judged | (sources & set(TUNED_WITH_JUDGE))))
     return TUNING_SOURCES[tune_on]
 
 
