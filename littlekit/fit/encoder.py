@@ -22,6 +22,7 @@ set after every epoch, and the best epoch's weights kept and saved with `save_pr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -549,8 +550,9 @@ class FrozenStates:
                 chunk, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
             )
             inputs = {key: enc[key].to(self.device) for key in MODEL_INPUTS}
-            with torch.inference_mode():
-                hidden = base(**inputs, output_hidden_states=True).hidden_states[-2]
+            with torch.inference_mode(), _without_last_layer(base):
+                # the last layer's input is all the top needs: running that layer too would cost 1/L more
+                hidden = base(**inputs).last_hidden_state
                 keys, values = last.key(hidden), last.value(hidden)
             for row, text in enumerate(chunk):
                 n = int(enc["attention_mask"][row].sum())
@@ -560,6 +562,17 @@ class FrozenStates:
                     values[row, :n].to(torch.float16).cpu(),
                 )
         return [self._cache[t] for t in texts]
+
+
+@contextlib.contextmanager
+def _without_last_layer(base: Any):
+    """The BERT `base` with its encoder's last layer taken out for the duration."""
+    layers = base.encoder.layer
+    base.encoder.layer = layers[:-1]
+    try:
+        yield base
+    finally:
+        base.encoder.layer = layers
 
 
 def _first_token_top_class():
