@@ -1,6 +1,6 @@
 """Training tokens/s of `littlekit train` against the transformers Trainer, same model, data and batch.
 
-    python benchmarks/bench_train.py [--docs 1000] [--vocab-size 4096] [--size nano] [--seq-len 256]
+    python benchmarks/bench_train.py [--docs 1000] [--vocab-size 4096] [--size micro] [--seq-len 256]
         [--batch 16] [--steps 30] [--warmup 5] [--repeats 2] [--threads 1] [--compile]
 
 A byte-level BPE (littlekit.lm.tokenizer) is trained on the first --docs texts of the embedded demo
@@ -219,13 +219,46 @@ def print_same_arithmetic(ours: list[float], theirs: list[float], first_step: tu
           f"over {len(gaps)} steps: {along}")  # fmt: skip
 
 
+def matmul_rates(rows: int, hidden: int, widths: dict[str, int], seconds: float = 0.5) -> dict[str, float]:
+    """fp32 FLOP/s of `[rows, hidden] @ [hidden, width]` per named width, measured here on the
+    threads torch has now (best of several timed batches, after a warm-up)."""
+    import torch
+
+    measured = {}
+    for name, width in widths.items():
+        a, b = torch.randn(rows, hidden), torch.randn(hidden, width)
+        torch.mm(a, b)  # warm-up: first-call allocation and kernel choice
+        best, spent = float("inf"), 0.0
+        while spent < seconds:
+            start = time.perf_counter()
+            for _ in range(5):
+                torch.mm(a, b)
+            took = (time.perf_counter() - start) / 5
+            best, spent = min(best, took), spent + 5 * took
+        measured[name] = 2 * rows * hidden * width / best
+    return measured
+
+
+def print_mfu(best: dict[str, dict], flops: int, peak: dict[str, float], threads: int) -> None:
+    """Model FLOP/s (flops per token x tokens per CPU second) over the best matmul rate measured at
+    the model's own shapes: how much of what this CPU does for these shapes the trainer reaches."""
+    ceiling = max(peak.values())
+    print("fp32 matmul at the model's shapes, this process, " + f"{threads} thread(s): " + ", ".join(
+        f"{name} {rate / 1e9:.1f} GFLOP/s" for name, rate in peak.items()))  # fmt: skip
+    print(f"model FLOPs per token {flops / 1e6:.2f}M (6N + attention); MFU = model FLOP/s per CPU "
+          f"second / {ceiling / 1e9:.1f} GFLOP/s (the best shape, per thread)")  # fmt: skip
+    for name, m in best.items():
+        achieved = flops * m["cpu_tps"]
+        print(f"  {name:<14} {achieved / 1e9:6.1f} GFLOP/s per CPU second = MFU {achieved / ceiling:.0%}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--docs", type=int, default=1000, help="demo-corpus texts to train on")
     parser.add_argument("--vocab-size", type=int, default=4096)
-    parser.add_argument("--size", default="nano")
+    parser.add_argument("--size", default="micro", help="the book's size by default")
     parser.add_argument("--seq-len", type=int, default=256)
     parser.add_argument("--batch", type=int, default=16, help="sequences per step")
     parser.add_argument("--steps", type=int, default=30, help="timed steps")
@@ -243,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
     from transformers.utils import logging as hf_logging
 
     from littlekit.lm.shards import write_shards
-    from littlekit.lm.sizes import param_counts, qwen3_config
+    from littlekit.lm.sizes import flops_per_token, param_counts, qwen3_config
     from littlekit.lm.tokenizer import train_tokenizer
 
     hf_logging.set_verbosity_error()
@@ -258,7 +291,8 @@ def main(argv: list[str] | None = None) -> None:
         tokenizer = train_tokenizer(texts, args.vocab_size, out_dir=root / "tokenizer")
         manifest = write_shards(texts, tokenizer, root / "train")
         paths = {"tokenizer": str(root / "tokenizer"), "train": str(root / "train")}
-        counts = param_counts(qwen3_config(args.size, len(tokenizer)))
+        model_config = qwen3_config(args.size, len(tokenizer))
+        counts = param_counts(model_config)
         print(f"data: {len(texts):,} demo-corpus texts, {manifest['n_tokens']:,} tokens, vocabulary "
               f"{len(tokenizer):,}; model {args.size}: {counts['total'] / 1e6:.2f}M parameters "
               f"({counts['non_embedding'] / 1e6:.2f}M non-embedding)")  # fmt: skip
@@ -281,6 +315,11 @@ def main(argv: list[str] | None = None) -> None:
                 measured, losses[name] = run(i)
                 if name not in best or measured["cpu_tps"] > best[name]["cpu_tps"]:
                     best[name] = measured
+        widths = {
+            "MLP [B*T, d] @ [d, ffn]": model_config.intermediate_size,
+            "head [B*T, d] @ [d, V]": model_config.vocab_size,
+        }
+        peak = matmul_rates(args.batch * args.seq_len, model_config.hidden_size, widths)
     hf = best["HF Trainer"]
     print(f"{'trainer':<14} {'tokens/s':>9} {'tokens/s/core':>14} {'wall s':>7} {'cpu s':>7} "
           f"{'/ HF (wall)':>12} {'/ HF (cpu)':>11} {'final loss':>11}")  # fmt: skip
@@ -289,6 +328,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{m['wall_tps'] / hf['wall_tps']:12.2f} {m['cpu_tps'] / hf['cpu_tps']:11.2f} "
               f"{losses[name][-1]:11.4f}")  # fmt: skip
     print_same_arithmetic(losses["ours, adamw"], losses["HF Trainer"], first_step)
+    print_mfu(best, flops_per_token(model_config, args.seq_len), peak, torch.get_num_threads())
     if "ours, compiled" in best:
         print(f"ours, compiled: first step (torch.compile) {best['ours, compiled']['first_step_s']:.1f}s, "
               f"against {best['ours, muon']['first_step_s']:.2f}s uncompiled")  # fmt: skip

@@ -5,7 +5,10 @@ unchanged set re-executes nothing and a touched notebook re-executes with its de
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
+import time
 
 import nbformat
 import pytest
@@ -182,3 +185,19 @@ def test_exercises_run_after_their_chapter_into_their_own_folder(notebooks, tmp_
     assert (executed / "exercises" / "ex02_second.ipynb").is_file()
     assert (executed / "exercises" / ".keys" / "ex02_second.ipynb.sha256").is_file()
     assert "(4 executed)" in out
+    assert re.search(r"== 02_second\.ipynb: \d+s wall, \d+s CPU", out)
+    assert re.search(r"== all notebooks: \d+s wall, \d+s CPU \(4 executed\)", out)
+
+
+def test_a_finished_notebook_reports_the_cpu_its_process_tree_used():
+    # the child burns CPU in a grandchild it waits for, as papermill waits for its kernel
+    burn = "import time; t = time.process_time(); exec('while time.process_time() - t < 0.3: pass')"
+    script = (
+        f"import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-c', {burn!r}]).returncode + 3)"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script])
+    cpu = None
+    while cpu is None:
+        cpu = rn.finished_cpu_seconds(process)
+        time.sleep(0.05)
+    assert cpu >= 0.3 and process.returncode == 3

@@ -196,9 +196,28 @@ def next_to_start(
     return None
 
 
-def execute(todo: list[Path], executed: Path, wanted: Mapping[str, str], done: set[str], cores: int) -> bool:
+def finished_cpu_seconds(process: subprocess.Popen) -> float | None:
+    """None while `process` runs; once it ended, the CPU seconds (user + system) it and the
+    processes it waited for (papermill's kernel) used, its return code set on `process`."""
+    pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+    if pid == 0:
+        return None
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
+
+
+def execute(
+    todo: list[Path],
+    executed: Path,
+    wanted: Mapping[str, str],
+    done: set[str],
+    cores: int,
+    cpu_total: list[float] | None = None,
+) -> bool:
     """Run the stale notebooks, upstream first, on `cores` cores (`next_to_start`); True when all
-    succeeded. After a failure nothing new starts and the running ones finish."""
+    succeeded. After a failure nothing new starts and the running ones finish. `cpu_total[0]`
+    accumulates the CPU seconds of the notebooks that ended."""
+    cpu_total = cpu_total if cpu_total is not None else [0.0]
     papermill = str(Path(sys.executable).parent / "papermill")
     waiting, running, failed = list(todo), {}, False
     while waiting or running:
@@ -213,9 +232,11 @@ def execute(todo: list[Path], executed: Path, wanted: Mapping[str, str], done: s
         if not running:  # nothing can start: a failure, or an upstream chapter that never ran
             return False
         for notebook, (process, t0, log) in list(running.items()):
-            if process.poll() is None:
+            cpu = finished_cpu_seconds(process)
+            if cpu is None:
                 continue
             del running[notebook]
+            cpu_total[0] += cpu
             if process.returncode != 0:
                 print(log.read_text()[-4000:], flush=True)
                 print(f"== {notebook.name} failed (log: {log})", flush=True)
@@ -224,7 +245,7 @@ def execute(todo: list[Path], executed: Path, wanted: Mapping[str, str], done: s
             kept_key(notebook, executed).parent.mkdir(parents=True, exist_ok=True)
             kept_key(notebook, executed).write_text(wanted[notebook.name] + "\n")
             done.add(chapter(notebook))
-            print(f"== {notebook.name}: {time.monotonic() - t0:.0f}s", flush=True)
+            print(f"== {notebook.name}: {time.monotonic() - t0:.0f}s wall, {cpu:.0f}s CPU", flush=True)
         time.sleep(0.2)
     return not failed
 
@@ -269,8 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         executed_copy(notebook, executed).parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     done = {chapter(n) for n in notebooks if n not in todo}
-    ok = execute(todo, executed, wanted, done, max(1, args.cores))
-    print(f"== all notebooks: {time.monotonic() - began:.0f}s ({len(todo)} executed)", flush=True)
+    cpu_total = [0.0]
+    ok = execute(todo, executed, wanted, done, max(1, args.cores), cpu_total)
+    print(
+        f"== all notebooks: {time.monotonic() - began:.0f}s wall, {cpu_total[0]:.0f}s CPU "
+        f"({len(todo)} executed)",
+        flush=True,
+    )
     return 0 if ok else 1
 
 
