@@ -25,6 +25,7 @@ read and what to do: the records before it were read, the rest of the file canno
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -350,6 +351,15 @@ def _hf_rows(stream: Iterable[dict], text_field: str, id_field: str, max_bytes: 
 
 
 # --- writers ----------------------------------------------------------------------------------
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB blocks (the file need not fit in memory)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def json_default(value: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import tracemalloc
@@ -23,6 +24,7 @@ from littlekit.io import (
     read_hf,
     read_jsonl,
     read_parquet,
+    sha256_file,
 )
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -224,3 +226,11 @@ def test_hf_streaming_reads_a_local_dataset_folder(tmp_path):
     write_lines(folder / "train.jsonl", [b'{"content": "one"}', b'{"content": "two"}'])
     records = read_hf(str(folder), text_field="content")
     assert [(r.id, r.text) for r in records] == [("1", "one"), ("2", "two")]
+
+
+def test_sha256_file_reads_in_blocks_and_matches_hashlib(tmp_path):
+    path = tmp_path / "blob.bin"
+    data = os.urandom(3 * (1 << 20) + 17)  # more than one block, not a whole number of them
+    path.write_bytes(data)
+    assert sha256_file(path) == hashlib.sha256(data).hexdigest()
+    assert sha256_file(str(path)) == sha256_file(path)

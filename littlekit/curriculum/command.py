@@ -15,13 +15,13 @@ constraints hold); `--mathcamps-root` writes the records as a MathCAMPS data roo
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import sys
 import time
 from pathlib import Path
 
 from littlekit.argtypes import UsageError, int_range, positive_int
+from littlekit.io import sha256_file
 
 PROG = "littlekit curriculum"
 
@@ -122,7 +122,7 @@ def run_curriculum_command(args: argparse.Namespace) -> int:
     records = export.mixture(records, args.order, seed=args.seed)
     seconds = time.perf_counter() - started
     count = export.write_jsonl(records, args.out, force=args.force)
-    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
+    digest = sha256_file(args.out)
     bands = {u.band for u in units}
     print(
         f"wrote {count:,} records of {len(units)} units ({', '.join(sorted(bands))}) to {args.out} "

@@ -13,13 +13,14 @@ from pathlib import Path
 from littlekit.config import EMBEDDED_DATA
 from littlekit.databuild.aoa import build_aoa
 from littlekit.databuild.clear import build_clear, load_clear_excerpts
-from littlekit.databuild.common import BuildLog, sha256_file, write_text
+from littlekit.databuild.common import BuildLog, write_text
 from littlekit.databuild.copies import build_gsm8k, build_mathcamps, build_onestop, build_wordlists
 from littlekit.databuild.demo import build_demo
 from littlekit.databuild.informational import build_graded_informational
 from littlekit.databuild.judge_labels import build_judge_labels
 from littlekit.databuild.passages import build_commoncoretext
 from littlekit.databuild.standards import build_standards
+from littlekit.io import sha256_file
 
 MANIFEST = "MANIFEST.tsv"
 # Folders written by hand for the project, not derived from the real data: a build keeps them

@@ -29,14 +29,6 @@ class BuildLog:
         self.sources[path.relative_to(self.out).as_posix()] = source
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    return sha256_bytes(path.read_bytes())
-
-
 def stable_hash(text: str) -> int:
     """A hash of a string that, unlike hash(), is the same in every process."""
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:16], 16)

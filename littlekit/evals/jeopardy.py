@@ -31,7 +31,6 @@ single letter or an abbreviation ("Dr.", "H.G.") does not end the answer.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import re
 import unicodedata
@@ -44,6 +43,7 @@ from typing import Any
 import pandas as pd
 
 from littlekit.grades import BANDS
+from littlekit.io import sha256_file
 from littlekit.judge.labels import make_label, read_labels, text_sha256, write_labels
 
 COLUMNS: tuple[str, ...] = ("id", "clue", "response", "category", "air_date", "round", "value", "source")
@@ -825,6 +825,5 @@ def likelihood_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "split"
     return table
 
 
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file (to record which Jeopardy file a run read)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+# to record which Jeopardy file a run read
+file_sha256 = sha256_file

@@ -41,6 +41,7 @@ from littlekit.filter.filter_config import CLASSIFIER_STAGES, FILTER_CONFIG, rea
 from littlekit.filter.lexicon import AoALexicon, read_aoa_table
 from littlekit.filter.registry import known_stages, stage_names
 from littlekit.filter.word_table import save_word_scores
+from littlekit.io import sha256_file
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
 
@@ -385,16 +386,8 @@ def _size_and_digest(path: Path) -> tuple[str, str]:
     """Bytes and SHA-256 (first 16 hex digits) of a file; of a directory, its total bytes and the
     SHA-256 of its files' relative paths and hashes."""
     if path.is_file():
-        return f"{path.stat().st_size:,}", _sha256(path)[:16]
+        return f"{path.stat().st_size:,}", sha256_file(path)[:16]
     files = sorted(p for p in path.rglob("*") if p.is_file())
-    listing = "".join(f"{file.relative_to(path)}:{_sha256(file)}\n" for file in files)
+    listing = "".join(f"{file.relative_to(path)}:{sha256_file(file)}\n" for file in files)
     total = sum(file.stat().st_size for file in files)
     return f"{total:,}", hashlib.sha256(listing.encode()).hexdigest()[:16]
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
