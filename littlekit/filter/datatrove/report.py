@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +21,13 @@ def datatrove_report(logging_dir: str | os.PathLike) -> CascadeReport:
     per_step: dict[str, Counter] = {}
     seconds: Counter = Counter()
     order: list[str] = []
-    for stats_file in sorted((Path(logging_dir) / "stats").glob("*.json")):
-        for step in json.loads(stats_file.read_text(encoding="utf-8")):
-            name = step["name"].split(": ", 1)[-1]
-            if not name.startswith(NAME_PREFIX):
-                continue
-            name = name.removeprefix(NAME_PREFIX)
-            if name not in per_step:
-                per_step[name] = Counter()
-                order.append(name)
-            timing = step["time_stats"]  # a bare 0 for a task that had no input
-            seconds[name] += timing["total"] if isinstance(timing, dict) else timing
-            for label, value in step["stats"].items():
-                per_step[name][label] += value["total"] if isinstance(value, dict) else value
+    for name, step in _littlekit_steps(logging_dir):
+        if name not in per_step:
+            per_step[name] = Counter()
+            order.append(name)
+        seconds[name] += _total(step["time_stats"])
+        for label, value in step["stats"].items():
+            per_step[name][label] += _total(value)
     stages = [name for name in order if name != INPUT]
     report = CascadeReport(stages)
     first = per_step.get(INPUT, Counter())
@@ -62,20 +57,28 @@ def datatrove_stage_builds(logging_dir: str | os.PathLike) -> dict[str, tuple[in
     runs, so with the local executor the count is at most the number of workers.
     """
     found: dict[str, tuple[int, float]] = {}
-    for stats_file in sorted((Path(logging_dir) / "stats").glob("*.json")):
-        for step in json.loads(stats_file.read_text(encoding="utf-8")):
-            name = step["name"].split(": ", 1)[-1]
-            if not name.startswith(NAME_PREFIX) or name == NAME_PREFIX + INPUT:
-                continue
-            name = name.removeprefix(NAME_PREFIX)
-            stats = step["stats"]
-            builds, seconds = (_total(stats.get(label, 0)) for label in (BUILDS_STAT, BUILD_SECONDS_STAT))
-            count, spent = found.get(name, (0, 0.0))
-            found[name] = (count + int(builds), spent + float(seconds))
+    for name, step in _littlekit_steps(logging_dir):
+        if name == INPUT:
+            continue
+        stats = step["stats"]
+        builds, seconds = (_total(stats.get(label, 0)) for label in (BUILDS_STAT, BUILD_SECONDS_STAT))
+        count, spent = found.get(name, (0, 0.0))
+        found[name] = (count + int(builds), spent + float(seconds))
     return found
 
 
+def _littlekit_steps(logging_dir: str | os.PathLike) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(stage name, step entry) for each of littlekit's blocks in every completed task's
+    `stats/<rank>.json`, in file then pipeline order; datatrove's own steps are skipped."""
+    for stats_file in sorted((Path(logging_dir) / "stats").glob("*.json")):
+        for step in json.loads(stats_file.read_text(encoding="utf-8")):
+            name = step["name"].split(": ", 1)[-1]  # datatrove names a step "<type>: <name>"
+            if name.startswith(NAME_PREFIX):
+                yield name.removeprefix(NAME_PREFIX), step
+
+
 def _total(value: Any) -> float:
+    # a stat is {"total": ..., "n": ..., ...} once updated, a bare number (0) in a task with no input
     return value["total"] if isinstance(value, dict) else value
 
 
