@@ -5,7 +5,7 @@ Per record (`verify_record`, run during generation and by the tests):
    numbers as SymPy `Integer`/`Rational`, decimals exact) and evaluates it with SymPy: linear
    equations solved from their coefficients, `Subs` substituted, roots simplified. The value,
    written in the gold answer's kind, must be graded correct against `answer` by
-   `littlekit.evals.answers.grade`; the answer line of `text` must read back as `answer`.
+   `littlekit.curriculum.answers.grade`; the answer line of `text` must read back as `answer`.
 2. **Statement and expression agree.** Every number of `expression` appears in the statement
    (or is one of the unit's declared constants, such as 60 minutes in an hour).
 3. **Declared vocabulary.** Every word of `text` is in the unit's declared words and every other
@@ -31,10 +31,9 @@ from typing import Any
 
 import sympy
 
+from littlekit.curriculum.answers import answer_in_statement, answer_kind, grade
 from littlekit.curriculum.formats import decimal_text, fraction_text, list_text, read_answer
-from littlekit.curriculum.generate import answer_in_statement
 from littlekit.curriculum.units import UNITS, Unit, all_units
-from littlekit.evals.answers import answer_kind, grade
 
 # --- 1. re-derivation ------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import sympy
 
 from littlekit.curriculum.formats import decimal_text, fraction_text, signed
 from littlekit.curriculum.prose import NAMES, as_fraction, as_int
-from littlekit.curriculum.units import Problem, unit, vocab
+from littlekit.curriculum.registry import Problem, unit, vocab
 
 Z = sympy.Integer
 R = sympy.Rational

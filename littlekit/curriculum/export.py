@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from littlekit.curriculum.units import GRADE_ORDER
+from littlekit.curriculum.registry import GRADE_ORDER
 
 ORDERS: tuple[str, ...] = ("unit", "curriculum", "uniform")
 MATHCAMPS_FILE = "mathcamps/mathcamps.jsonl"

@@ -1,6 +1,6 @@
 """How a problem is written: numbers and answers, the three formats and the two registers.
 
-Answer policy (what `answer` holds; `littlekit.evals.answers.grade` reads all of it):
+Answer policy (what `answer` holds; `littlekit.curriculum.answers.grade` reads all of it):
 - whole numbers as integers, without thousands separators ("12345");
 - fractions in lowest terms as `p/q`, improper when above 1 ("23/12", as CCSS 5.NF.A.1's own
   example writes it), never as mixed numbers, and a whole value as an integer ("8/4" -> "2");

@@ -9,7 +9,7 @@ Generation applies one shared constraint: a problem whose answer already appears
 number, in either register's statement is redrawn (the degenerate-problem rule MathCAMPS'
 filter also applies); each unit adds its own constraints for the other degenerate shapes. With
 `verify=True` every record goes through `audit.verify_record` (SymPy re-derivation from
-`expression`, grading by `littlekit.evals.answers`, declared-vocabulary and K-5 checks) and a
+`expression`, grading by `littlekit.curriculum.answers`, declared-vocabulary and K-5 checks) and a
 failure stops generation with the record and what failed.
 """
 
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from littlekit.curriculum.answers import answer_in_statement
 from littlekit.curriculum.formats import FORMATS, REGISTERS, render
+from littlekit.curriculum.registry import Problem, Unit
 from littlekit.curriculum.sampling import MODES, Draw
-from littlekit.curriculum.units import Problem, Unit
 
 FIELDS: tuple[str, ...] = (
     "id",
@@ -54,17 +54,6 @@ def problem_seed(run_seed: int, unit_id: str, index: int) -> int:
     """The seed of problem `index` of `unit_id` in run `run_seed` (63 bits, stable across runs)."""
     digest = hashlib.blake2b(f"{run_seed}/{unit_id}/{index}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1
-
-
-def answer_in_statement(statement: str, answer: str) -> bool:
-    """Whether a numeric answer appears in the statement as a whole number ("7" not inside "76"
-    or "0.7"): the rule of `littlekit.evals.mathcamps.answer_in_question` (tested to agree),
-    restated here so generation does not import the evaluation's model stack. Comparisons and
-    lists are not checked (their symbols and members belong in the question)."""
-    if answer in {"<", ">", "="} or answer.startswith("["):
-        return False
-    pattern = r"(?<![\d.])" + re.escape(answer) + r"(?!\d|\.\d)"
-    return re.search(pattern, statement) is not None
 
 
 def make_problem(unit: Unit, seed: int, mode: str = "balanced") -> Problem:

@@ -26,7 +26,7 @@ from littlekit.curriculum.arithmetic import (
 from littlekit.curriculum.arithmetic import WORDS as COLUMN_WORDS
 from littlekit.curriculum.formats import decimal_text, fraction_text, list_text, money_text
 from littlekit.curriculum.prose import CONTAINERS, ITEMS, NAMES, agree, as_fraction, as_int, two_names
-from littlekit.curriculum.units import Problem, unit, vocab
+from littlekit.curriculum.registry import Problem, unit, vocab
 
 Z = sympy.Integer
 R = sympy.Rational

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from littlekit.curriculum.answers import answer_in_question
 from littlekit.databuild.corpora import Root, load_mathcamps
 from littlekit.evals.answers import grade as grade_answer
 from littlekit.evals.generate import generate
@@ -91,15 +92,6 @@ def load(root: Root = None) -> pd.DataFrame:
     frame["grade"] = [grade_of_standard(s) for s in frame["standard"]]
     frame["band"] = [band_of_grade(g) for g in frame["grade"]]
     return frame
-
-
-def answer_in_question(statement: str, answer: str, whole_number: bool = True) -> bool:
-    """Whether the gold answer appears verbatim in the question; with `whole_number`, only where it
-    is not part of a longer number ("7" in "76" or "0.7" does not count)."""
-    if not whole_number:
-        return answer in statement
-    pattern = r"(?<![\d.])" + re.escape(answer) + r"(?!\d|\.\d)"
-    return re.search(pattern, statement) is not None
 
 
 def apply_filters(
