@@ -127,3 +127,29 @@ def test_label_set_takes_named_sets_and_existing_files(tmp_path):
     for bad in ["", " , ", None, ["judge"]]:
         with pytest.raises(p.ParameterError, match="parameter labels_set must be 'judge' or 'source'"):
             p.check_label_set("labels_set", bad)
+
+
+def test_check_takes_the_parameters_and_their_checkers_from_the_annotations():
+    namespace = {}
+    exec(
+        "from littlekit.analysis import params\n"
+        "sample_size: params.check_positive_int = 3.0\n"
+        "limit: params.optional(params.check_positive_int) = None\n",
+        namespace,
+    )
+    namespace["sample_size"] = 4.0  # a value injected after the parameters cell, as papermill does
+    p.check(namespace)
+    assert (namespace["sample_size"], namespace["limit"]) == (4, None)
+    namespace["limit"] = 0
+    with pytest.raises(p.ParameterError, match="parameter limit must be a positive integer, got 0"):
+        p.check(namespace)
+    namespace["limit"], namespace["sampel_size"] = None, 5
+    with pytest.raises(p.ParameterError, match=r"unknown parameter sampel_size \(did you mean sample_size"):
+        p.check(namespace)
+
+
+def test_a_parameter_declares_its_checker_once_and_an_annotation_must_be_a_checker():
+    with pytest.raises(TypeError, match="parameters seed have a checker in the parameters cell and in check"):
+        p.check({"__annotations__": {"seed": p.check_int}, "seed": 0}, seed=p.check_int)
+    with pytest.raises(TypeError, match="parameter seed: its annotation 'int' is not a checker"):
+        p.check({"__annotations__": {"seed": "int"}, "seed": 0})

@@ -14,6 +14,7 @@ from littlekit.config import REPO_ROOT
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+ALL_NOTEBOOKS = NOTEBOOKS + sorted((NOTEBOOK_DIR / "exercises").glob("ex[0-9][0-9]_*.ipynb"))
 
 IPYTHON_NAMESPACE = {
     "In": ["", "a = 1"], "Out": {}, "_": "", "__": "", "___": "", "_i": "", "_ii": "", "_iii": "",
@@ -71,13 +72,16 @@ def shell(tmp_path, monkeypatch):
     interactiveshell.InteractiveShell.clear_instance()
 
 
-PARAMETERS_CELL = 'sample_size = 50  # documents\nseed = 0\nlabel = "x"\n'
-CHECK_CELL = (
+PARAMETERS_CELL = (
     "from littlekit.analysis import params\n"
+    "sample_size: params.check_positive_int = 50  # documents\n"
+    "seed: params.check_int = 0\n"
+    'label: params.check_text = "x"\n'
+)
+CHECK_CELL = (
     "from littlekit.config import REPO_ROOT  # an import in the check cell itself\n"
     "SHIPPED = {'a': 1}  # so is a constant set here\n"
-    "params.check(globals(), sample_size=params.check_positive_int, seed=params.check_int, "
-    "label=params.check_text)\n"
+    "params.check(globals())\n"
 )
 
 
@@ -104,30 +108,53 @@ def test_in_a_real_shell_later_cells_and_reruns_do_not_misfire(shell):
     assert run(shell, "n + 1") is None
     assert run(shell, "counts") is None
     assert {"_", "__", "_i5", "Out"} <= set(shell.user_ns)
+    assert run(shell, "later: int = 3") is None  # a later cell's own annotated variable
     assert run(shell, CHECK_CELL) is None  # re-running the check cell interactively
 
 
-def declared_and_checked(path):
+def test_in_a_real_shell_the_injected_value_meets_the_annotated_check(shell):
+    assert run(shell, PARAMETERS_CELL) is None
+    assert run(shell, "# Parameters\nsample_size = -1\n") is None
+    error = run(shell, CHECK_CELL)
+    assert isinstance(error, p.ParameterError)
+    assert str(error) == "parameter sample_size must be a positive integer, got -1"
+    assert run(shell, "# Parameters\nsample_size = 7.0\n") is None
+    assert run(shell, CHECK_CELL) is None
+    assert shell.user_ns["sample_size"] == 7 and isinstance(shell.user_ns["sample_size"], int)
+
+
+def parameters_and_check_cells(path):
     cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
     assert "parameters" in cells[0]["metadata"].get("tags", []), path.name
+    return "".join(cells[0]["source"]), "".join(cells[1]["source"])
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=[path.name for path in ALL_NOTEBOOKS])
+def test_every_notebook_declares_each_parameter_once_with_its_check(path):
+    """The parameters cell assigns each parameter once, annotated with its checker (besides the
+    imports and helper functions its checkers need); the next cell checks them all with no list."""
+    parameters, checks = parameters_and_check_cells(path)
     declared = []
-    for node in ast.parse("".join(cells[0]["source"])).body:
-        assert isinstance(node, ast.Assign | ast.AnnAssign), f"{path.name}: the parameters cell only assigns"
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        declared += [t.id for t in targets]
-    calls = [
-        n for n in ast.walk(ast.parse("".join(cells[1]["source"])))
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "check"
-        and isinstance(n.func.value, ast.Name) and n.func.value.id == "params"
-    ]
-    assert len(calls) == 1, f"{path.name}: the second code cell calls params.check once"
-    return declared, [k.arg for k in calls[0].keywords]
+    for node in ast.parse(parameters).body:
+        if isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.Expr):
+            continue
+        assert isinstance(node, ast.AnnAssign), (
+            f"{path.name}, line {node.lineno}: a parameter without its check (name: checker = value)"
+        )
+        assert isinstance(node.target, ast.Name) and node.value is not None, path.name
+        declared.append(node.target.id)
+    assert declared and len(set(declared)) == len(declared), f"{path.name}: {declared}"
+    first = ast.parse(checks).body[0]
+    assert ast.unparse(first) == "params.check(globals())", f"{path.name}: the next cell must start with it"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.name for path in NOTEBOOKS])
-def test_every_notebook_checks_exactly_its_parameters(path):
-    declared, checked = declared_and_checked(path)
-    assert sorted(checked) == sorted(declared), f"{path.name}: checked {checked}, declared {declared}"
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=[path.name for path in ALL_NOTEBOOKS])
+def test_every_notebook_accepts_its_own_defaults(path, shell, monkeypatch):
+    monkeypatch.chdir(NOTEBOOK_DIR)  # relative default paths are the notebooks' (papermill's cwd)
+    parameters, checks = parameters_and_check_cells(path)
+    assert run(shell, parameters) is None
+    assert run(shell, checks) is None
+    assert set(p.declared_parameters(shell.user_ns)) == set(shell.user_ns["__annotations__"])
 
 
 def test_papermill_refuses_a_misspelt_parameter(tmp_path, monkeypatch):

@@ -2,16 +2,25 @@
 
 Each check returns the value (normalised where noted) or raises `ParameterError` naming the
 parameter, what it must be and what it got (never the value of a parameter that may hold a secret).
-Notebooks call `check(globals(), name=checker, ...)` once, right after the `parameters` cell, with
-these functions (or `optional`, `number`, `choice`, `boolean`, `path`, `text`, `passes`).
 
-Every parameter of the `parameters` cell is given to `check`, so the names it receives are the
-notebook's declared parameters. Anything else an earlier cell set (papermill injects `-p`
-values in a cell of its own, right after the `parameters` cell) is a parameter the notebook does
-not have, such as a misspelt `-p sampel_size 5`: `check` refuses it, naming the closest declared
-name, instead of letting the notebook run on its defaults. IPython's own names (`In`, `Out`, `_`,
-`_i1`, `_1`, `exit`, `get_ipython`, `open`, ...), dunders and imports (modules, functions,
-classes) are never taken for parameters.
+A notebook declares each parameter once, in its `parameters` cell, as an annotated assignment
+whose annotation is the parameter's checker (one of these functions, or `optional`, `number`,
+`choice`, `boolean`, `path`, `text`, `passes`, ...):
+
+    from littlekit.analysis import params
+
+    seed: params.check_int = 0  # seeds every sample
+    sample_size: params.optional(params.check_positive_int) = None  # None: all of them
+
+and calls `check(globals())` once, in the next code cell. Papermill injects `-p` values in a
+cell of its own between the two, as plain assignments; the annotations stay those of the
+`parameters` cell, so `check` applies each parameter's checker to the injected value.
+
+The annotated names are the notebook's declared parameters. Anything else an earlier cell set is a
+parameter the notebook does not have, such as a misspelt `-p sampel_size 5`: `check` refuses it,
+naming the closest declared name, instead of letting the notebook run on its defaults. IPython's
+own names (`In`, `Out`, `_`, `_i1`, `_1`, `exit`, `get_ipython`, `open`, ...), dunders and imports
+(modules, functions, classes) are never taken for parameters.
 """
 
 from __future__ import annotations
@@ -255,14 +264,22 @@ def path(
 
 
 def check(namespace: MutableMapping[str, Any], **checkers: Checker) -> None:
-    """Check each named parameter in `namespace` (a notebook's `globals()`) and store what it returns.
+    """Check each parameter in `namespace` (a notebook's `globals()`) and store what its checker returns.
 
-    One call after the parameters cell: `params.check(globals(), seed=params.check_int, ...)`,
-    naming every parameter of that cell. A parameter the notebook does not declare (one set by
-    an earlier cell but not named here, such as papermill's `-p sampel_size 5`) is refused before
-    any value is checked, with the closest declared names (see `unknown_parameters`). Checks that
-    tie two parameters together stay in the notebook, after this call.
+    One call after the parameters cell: `params.check(globals())`. The parameters and their
+    checkers are the cell's annotated assignments (`seed: params.check_int = 0`, which Python
+    keeps in the namespace's `__annotations__`); `checkers` names parameters of a namespace that
+    has no such cell (`check(namespace, seed=check_int)`). A parameter the notebook does not
+    declare (one set by an earlier cell but not declared, such as papermill's `-p sampel_size 5`)
+    is refused before any value is checked, with the closest declared names (see
+    `unknown_parameters`). Checks that tie two parameters together stay in the notebook, after
+    this call.
     """
+    annotated = declared_parameters(namespace)
+    both = sorted(set(annotated) & set(checkers))
+    if both:
+        raise TypeError(f"parameters {', '.join(both)} have a checker in the parameters cell and in check()")
+    checkers = {**annotated, **checkers}
     for name in checkers:
         if name not in namespace:
             raise ParameterError(f"parameter {name} is checked but the notebook does not define it")
@@ -271,6 +288,25 @@ def check(namespace: MutableMapping[str, Any], **checkers: Checker) -> None:
         raise ParameterError(_unknown_message(unknown, checkers))
     for name, checker in checkers.items():
         namespace[name] = checker(name, namespace[name])
+
+
+def declared_parameters(namespace: Mapping[str, Any]) -> dict[str, Checker]:
+    """{name: checker} of the parameters cell's annotated assignments (`name: checker = default`).
+
+    In an IPython kernel only names assigned by cells run before the first run of the current
+    cell count, so re-running the check cell after a later cell annotated a variable of its own
+    does not take that variable for a parameter.
+    """
+    annotations = namespace.get("__annotations__") or {}
+    earlier = _names_assigned_before_this_cell(_shell_of(namespace))
+    declared = {}
+    for name, checker in annotations.items():
+        if earlier is not None and name not in earlier:
+            continue
+        if not callable(checker):
+            raise TypeError(f"parameter {name}: its annotation {checker!r} is not a checker (name, value)")
+        declared[name] = checker
+    return declared
 
 
 # --- parameters the notebook does not declare -----------------------------------------------------
@@ -294,7 +330,7 @@ def unknown_parameters(namespace: Mapping[str, Any], declared: Collection[str]) 
     """
     shell = _shell_of(namespace)
     hidden = set(getattr(shell, "user_ns_hidden", ()) or ()) if shell is not None else set()
-    earlier = _names_assigned_before_this_cell(shell) if shell is not None else None
+    earlier = _names_assigned_before_this_cell(shell)
     unknown = []
     for name, value in namespace.items():
         if name in declared or _is_internal(name) or name in hidden or not isinstance(value, PARAMETER_TYPES):
@@ -331,6 +367,8 @@ def _names_assigned_before_this_cell(shell) -> set[str] | None:
     IPython's input history (`In`) holds every cell run so far, the current one last. Unknown
     (None: every name counts) when there is no history or the current cell is not in it.
     """
+    if shell is None:
+        return None
     history = shell.user_ns.get("_ih")
     if not isinstance(history, list) or len(history) < 2:
         return None
