@@ -24,47 +24,26 @@ from pathlib import Path
 import pandas as pd
 
 from littlekit import config, grades
+from littlekit.databuild.columns import (  # noqa: F401  (re-exported: each loader's columns)
+    AOA_51715_COLUMNS,
+    AOA_COLUMNS,
+    ARC_COLUMNS,
+    CLEAR_COLUMNS,
+    DEMO_COLUMNS,
+    GSM8K_COLUMNS,
+    INFORMATIONAL_COLUMNS,
+    INFORMATIONAL_SPLITS,
+    JUDGE_LABEL_COLUMNS,
+    JUDGE_PROVENANCE_COLUMNS,
+    MATHCAMPS_COLUMNS,
+    ONESTOP_COLUMNS,
+    PASSAGE_COLUMNS,
+    STANDARDS_COLUMNS,
+)
 
 Root = str | os.PathLike | None
 
-AOA_COLUMNS = ("word", "aoa")
 AOA_TABLES = {"lemma": "aoa/aoa_lemma.csv", "kuperman": "aoa/kuperman_aoa.csv"}
-AOA_51715_COLUMNS = ("word", "aoa_kup", "aoa_kup_lem", "freq_pm", "perc_known", "nsyll")
-STANDARDS_COLUMNS = ("framework", "code", "grade", "band", "subject", "text")
-PASSAGE_COLUMNS = (
-    "id",
-    "text",
-    "source",
-    "source_kind",
-    "genre",
-    "label",
-    "band",
-    "split",
-    "n_words",
-    "split_group",
-)
-DEMO_COLUMNS = ("id", "text", "source", "band")
-MATHCAMPS_COLUMNS = ("id", "standard", "statement", "answer", "type", "followup_to")
-GSM8K_COLUMNS = ("question", "answer")
-CLEAR_COLUMNS = (
-    "id",
-    "text",
-    "bt_easiness",
-    "lexile_band",
-    "lexile_range",
-    "band",
-    "ambiguous",
-    "category",
-    "author",
-    "title",
-    "licence",
-)
-ONESTOP_COLUMNS = ("id", "level", "text")
-INFORMATIONAL_COLUMNS = PASSAGE_COLUMNS + ("pg_id", "label_basis")
-INFORMATIONAL_SPLITS = ("train", "validation", "boundary")
-ARC_COLUMNS = ("id", "text", "grade", "band", "split", "arc_set", "arc_split", "exam", "year", "n_words")
-JUDGE_LABEL_COLUMNS = ("id", "text", "text_sha256", "band", "votes", "judge", "source", "corpus", "licence")
-JUDGE_PROVENANCE_COLUMNS = ("origin", "url", "book", "level", "genre", "genre_basis")
 JUDGE_LABELS_FILE = "judge_labels/labels.jsonl.gz"
 JUDGE_QUALITY_FILE = "judge_labels/quality.json"
 JUDGE_RUBRIC_FILE = "judge_labels/RUBRIC.md"

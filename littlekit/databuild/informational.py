@@ -23,8 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from littlekit.databuild.chunking import MAX_WORDS, MIN_WORDS, chunk_paragraphs, count_words, spread_sample
+from littlekit.databuild.columns import ARC_COLUMNS, INFORMATIONAL_COLUMNS
 from littlekit.databuild.common import BuildLog, rng, write_bytes, write_jsonl, write_text
-from littlekit.databuild.corpora import ARC_COLUMNS, INFORMATIONAL_COLUMNS
 from littlekit.databuild.gutenberg import book_paragraphs, decode_book, skip_front_matter, strip_gutenberg
 from littlekit.databuild.passages import assign_splits, author_key
 
