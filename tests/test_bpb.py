@@ -11,6 +11,7 @@ from train_data import tiny_qwen3
 from transformers import PreTrainedTokenizerFast, Qwen3ForCausalLM
 
 from littlekit.evals.bpb import (
+    bpb_by,
     bpb_from_token_losses,
     corpus_bpb,
     paired_bootstrap_table,
@@ -176,3 +177,26 @@ def test_paired_bootstrap_table():
     assert table.loc["a", "slope"] == 3.0 and table.loc["a - b", "slope"] == 2.0
     assert (table.loc["a", "ci_low"], table.loc["a", "ci_high"]) == (2.0, 4.0)  # quartiles of 1..5
     assert (table.loc["a - b", "ci_low"], table.loc["a - b", "ci_high"]) == (1.0, 2.0)  # of 1, 1, 2, 2, 3
+
+
+def test_bpb_by_sums_nats_and_bytes_per_group_before_dividing(model, tokenizer):
+    import pandas as pd
+
+    texts = make_texts(6, seed=3)
+    grades = ["K", "1", "K", "8", "1", "K"]
+    scored = corpus_bpb(model, tokenizer, texts, per_doc=True)
+    docs = pd.DataFrame(scored["per_doc"]).assign(grade=grades, band=["K5", "K5", "K5", "K8", "K5", "K5"])
+    table = bpb_by(docs, "grade")
+    assert list(table.index) == ["1", "8", "K"] and list(table.columns) == ["nats", "bytes", "bpb"]
+    for grade, row in table.iterrows():
+        chosen = [i for i, g in enumerate(grades) if g == grade]
+        nats = sum(scored["per_doc"][i]["nats"] for i in chosen)
+        n_bytes = sum(scored["per_doc"][i]["bytes"] for i in chosen)
+        assert row["bytes"] == n_bytes and row["nats"] == pytest.approx(nats)
+        assert row["bpb"] == pytest.approx(nats / (math.log(2) * n_bytes))  # not a mean of per-text BPB
+    assert list(bpb_by(docs, "grade", sort=False).index) == ["K", "1", "8"]  # order of appearance
+    assert bpb_by(docs, ["band", "grade"]).loc[("K5", "K"), "bpb"] == table.loc["K", "bpb"]
+    everything = bpb_by(docs.assign(all="all"), "all").loc["all"]
+    assert everything["bpb"] == pytest.approx(scored["bpb"]) and everything["bytes"] == scored["bytes"]
+    categorical = docs.assign(grade=pd.Categorical(grades, categories=["K", "1", "2", "8"]))
+    assert list(bpb_by(categorical, "grade").index) == ["K", "1", "8"]  # the empty grade 2 is left out

@@ -161,6 +161,19 @@ def corpus_bpb(
     return result
 
 
+def bpb_by(frame: Any, field: str | Sequence[str], sort: bool = True) -> Any:
+    """Corpus-level bits per byte of each group of documents: Σ nats / (ln 2 · Σ bytes) within a group.
+
+    `frame` holds one row per document with its `nats` and `bytes` (`corpus_bpb(per_doc=True)`'s
+    per_doc, with the grouping columns beside them); `field` is the column (or columns) to group
+    by, empty groups of a categorical left out. Returns a frame indexed by the groups, in sorted
+    order (in order of appearance with sort=False), with columns nats, bytes and bpb.
+    """
+    sums = frame.groupby(field, sort=sort, observed=True)[["nats", "bytes"]].sum()
+    sums["bpb"] = [bpb_from_token_losses(n, int(b)) for n, b in zip(sums["nats"], sums["bytes"], strict=True)]
+    return sums
+
+
 def paired_bootstrap_table(
     labels: Sequence[str], point: Any, boots: Any, confidence: float = 0.95, value: str = "value"
 ) -> Any:
