@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT
+from littlekit.fit.thresholds import TARGET_MAX_BEYOND, TARGET_MIN_K5  # the acceptance targets
 from littlekit.readability import LONG_WORD_CHARS, long_word_share, mean_sentence_length
 from littlekit.stats import wilson_interval
 from littlekit.text import word_tokens
@@ -45,8 +46,6 @@ PAPER_FINAL_RETENTION: dict[str, dict[str, float]] = {
     "CommonCoreText": {"K-5": 0.35, "Beyond K-5": 0.0},
     "WeeBit": {"K-5": 0.42, "Beyond K-5": 0.0248},
 }
-TARGET_MIN_K5 = 0.35  # acceptance: at least this share of K-5 passages retained
-TARGET_MAX_BEYOND = 0.02  # acceptance: at most this share of Beyond-K-5 passages retained
 
 TABLE4_ROWS: tuple[str, ...] = (
     "Word count (median)",

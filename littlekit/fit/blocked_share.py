@@ -32,7 +32,7 @@ import pandas as pd
 
 from littlekit.filter.filter_config import OperatingPoint
 from littlekit.filter.frequency import FrequencyStage
-from littlekit.fit.operating_point import kept_at
+from littlekit.fit.thresholds import kept_at
 
 SHARE_GRID: tuple[float | None, ...] = (None, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05)
 MAX_K5_LOSS = 0.02  # stage 5 may drop at most this share of the K-5 labels reaching it

@@ -35,17 +35,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from littlekit.analysis.validate import TARGET_MIN_K5
 from littlekit.filter.filter_config import OperatingPoint
 from littlekit.fit.labels import JUDGE_PREFIX, SOURCE_PREFIX, shingles
-from littlekit.fit.operating_point import (
-    MIN_KIND_BEYOND,
-    _stage,
-    kept_at,
-    out_of_fold_encoder,
-    out_of_fold_fasttext,
-    rates_of,
-)
+from littlekit.fit.operating_point import _stage, out_of_fold_encoder, out_of_fold_fasttext
+from littlekit.fit.thresholds import MIN_KIND_BEYOND, TARGET_MIN_K5, kept_at, rates_of
 from littlekit.stats import wilson_interval
 
 # The one place a label's source is mapped to its corpus. A source not named here is its own
@@ -73,7 +66,7 @@ CORPUS_NAMES: dict[str, str] = {
 }
 # The targets a held-out corpus is checked against: chapter 7's K-5 acceptance target, and the
 # issue's ceiling on Beyond-K-5 text kept from a corpus no model saw (the in-distribution
-# acceptance ceiling, `littlekit.analysis.validate.TARGET_MAX_BEYOND`, is 2%).
+# acceptance ceiling, `littlekit.fit.thresholds.TARGET_MAX_BEYOND`, is 2%).
 MIN_K5_KEPT = TARGET_MIN_K5
 MAX_BEYOND_KEPT = 0.03
 POPULATIONS = ("all", "first_stage")

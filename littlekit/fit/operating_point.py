@@ -10,11 +10,12 @@ CommonCoreText-PD validation sources:
    a CLEAR author, an OpenStax book, a MathCAMPS standard; one group per TinyStories story and per
    label of unknown origin), the same units the validation split keeps whole.
 2. `grouped_folds` deals the groups into k folds, so a held-out fold holds only unseen sources,
-   as the validation split does.
+   as the validation split does (both in `littlekit.fit.folds`).
 3. `out_of_fold_fasttext` trains fastText on k-1 folds and scores the held-out one, giving each
    labelled document an out-of-fold P(K5) from a model that never saw its source.
-4. `choose_min_k5_prob` picks the smallest threshold whose out-of-fold Beyond-K-5 keep rate is
-   at most a target (say 1%), and reports the K-5 keep rate it costs.
+4. `choose_min_k5_prob` (`littlekit.fit.thresholds`, with the keep rule and the rates) picks the
+   smallest threshold whose out-of-fold Beyond-K-5 keep rate is at most a target (say 1%), and
+   reports the K-5 keep rate it costs.
 
 By default the rates are measured on the labelled documents that pass stage 1 (the AoA stage),
 because in the cascade stage 2 only ever sees those; `tune_fasttext` says which population it used.
@@ -22,15 +23,14 @@ because in the cascade stage 2 only ever sees those; `tune_fasttext` says which 
 The chosen point is stored beside the artifacts as `filter_config.json` (`OperatingPoint.save`),
 which `littlekit.filter.artifacts.stage_options_from_artifacts` reads, so
 `littlekit filter --stages all --artifacts DIR` applies it; without the file the released rules
-apply. `apply_operating_point` re-derives a cascade's verdicts under stricter thresholds from the
-probabilities a released-rule run stored, without scoring anything again.
+apply. `apply_operating_point` (`littlekit.fit.apply_point`) re-derives a cascade's verdicts
+under stricter thresholds from the probabilities a released-rule run stored, without scoring
+anything again.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import random
 import tempfile
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,127 +40,53 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from littlekit.filter.cascade import DROPPED, KEPT
-from littlekit.filter.filter_config import (
-    CLASSIFIER_STAGES,
-    OperatingPoint,
+from littlekit.filter.filter_config import OperatingPoint
+
+# the folds, the keep rule and applying a point live in their own modules; their names stay importable here
+from littlekit.fit.apply_point import (  # noqa: F401
+    _keep_below_blocked_share,
+    apply_operating_point,
+    best_in_hindsight,
 )
-from littlekit.grades import BANDS
+from littlekit.fit.folds import (  # noqa: F401
+    COMMONCORETEXT_SOURCES,
+    DEFAULT_FOLDS,
+    GRADED_SOURCES,
+    INFORMATIONAL_PREFIX,
+    JUDGE_PREFIX,
+    TUNED_WITH_JUDGE,
+    TUNING_CHOICES,
+    TUNING_SOURCES,
+    _own_group,
+    grouped_folds,
+    label_groups,
+    tuning_sources,
+)
+from littlekit.fit.thresholds import (  # noqa: F401
+    AOA_GRID,
+    DEFAULT_MIN_PRECISION,
+    DEFAULT_TARGET,
+    MIN_KIND_BEYOND,
+    STEP,
+    TARGET_MAX_BEYOND,
+    TARGET_MIN_K5,
+    _precision_rows,
+    _rule,
+    _threshold_keeping,
+    _threshold_precise,
+    allowed_beyond,
+    choose_min_k5_prob,
+    keep_rates,
+    kept_at,
+    kind_rates,
+    precision_of,
+    rates_by_source,
+    rates_of,
+    testable_kinds,
+    threshold_sweep,
+)
 
-DEFAULT_TARGET = 0.01
-DEFAULT_FOLDS = 5
-# The label sources that are CommonCoreText-PD's own kinds of text (its train split and CLEAR's
-# training author groups): the benchmark's train side, where its validation side is checked.
-COMMONCORETEXT_SOURCES = ("source-label:clear", "source-label:gutenberg", "source-label:openstax")
-# The label sources whose rates choose a point by default: CommonCoreText-PD's kinds of text and the
-# graded_informational school books (K-5 exposition, which no other source holds enough of).
-# TinyStories (all K5, trivially kept), MathCAMPS (one-sentence math problems, stage 4's business)
-# and ARC (question stems of 10-20 words) train the classifiers but do not set the point.
-GRADED_SOURCES = (*COMMONCORETEXT_SOURCES, "source-label:informational")
-TUNING_SOURCES = {"graded": GRADED_SOURCES, "commoncoretext": COMMONCORETEXT_SOURCES, "all": None}
-# "judge": every LLM-judge-labelled source (the item-graded ARC and MathCAMPS train but do not set
-# the point); "auto": "judge" when the labels hold judge labels, else "graded"
-TUNING_CHOICES = (*TUNING_SOURCES, "judge", "auto")
-JUDGE_PREFIX = "llm-judge:"
-# source labels that set the point beside the judge's: passages graded by their text, as the judge grades
-TUNED_WITH_JUDGE = ("source-label:commoncoretext",)
-DEFAULT_MIN_PRECISION = 0.9
-MIN_KIND_BEYOND = 10  # a kind's own Beyond-K-5 rate is tested only with at least this many rows
-INFORMATIONAL_PREFIX = "gi-"  # ids of graded_informational passages (littlekit.databuild.informational)
-STEP = 0.001  # thresholds are rounded up to this grid, so the file holds readable numbers
-
-
-# --- source groups and folds --------------------------------------------------------------------
-
-
-def tuning_sources(tune_on: str, labels: pd.DataFrame) -> tuple[str, ...] | None:
-    """The label sources whose rates set a point (`TUNING_CHOICES`; None: every source)."""
-    if tune_on not in TUNING_CHOICES:
-        raise ValueError(f"tune_on must be one of {', '.join(TUNING_CHOICES)}, got {tune_on!r}")
-    sources = set(labels["source"])
-    judged = {s for s in sources if str(s).startswith(JUDGE_PREFIX)}
-    if tune_on == "auto":
-        tune_on = "judge" if judged else "graded"
-    if tune_on == "judge":
-        if not judged:
-            raise ValueError("tune_on='judge' but the labels hold no LLM-judge labels")
-        return tuple(sorted(judged | (sources & set(TUNED_WITH_JUDGE))))
-    return TUNING_SOURCES[tune_on]
-
-
-def label_groups(labels: pd.DataFrame, root: str | os.PathLike | None = None) -> pd.Series:
-    """The source unit of each label (index aligned with `labels`), for source-grouped folds.
-
-    CommonCoreText-PD passages take their `split_group` (the unit the train/validation split keeps
-    whole: a Gutenberg or CLEAR author, an OpenStax book); other CLEAR excerpts their author group
-    (same rule); MathCAMPS problems their CCSS standard; a label with a `group` of its own (judge
-    labels: a web site, a children's book) that group; anything else (TinyStories stories) is its
-    own group.
-    """
-    from littlekit.databuild import corpora
-    from littlekit.databuild.passages import author_key
-
-    passages = corpora.load_commoncoretext(root)
-    by_id = dict(zip(passages["id"], passages["split_group"], strict=True))
-    ids = labels["id"].astype(str)
-    clear_ids = ids[ids.str.startswith("clear-") & ~ids.isin(by_id)]
-    if len(clear_ids):
-        clear = corpora.load_clear(root)
-        authors = dict(zip("clear-" + clear["id"].astype(int).astype(str), clear["author"], strict=True))
-        by_id.update({i: "author:" + author_key(authors.get(i) or "") for i in clear_ids})
-    if ids.str.startswith(INFORMATIONAL_PREFIX).any():
-        books = corpora.load_graded_informational(root)
-        by_id.update(zip(books["id"], "informational:" + books["split_group"], strict=True))
-    given = labels["group"] if "group" in labels.columns else pd.Series(None, index=labels.index)
-    return pd.Series(
-        [
-            g if isinstance(g, str) and g else by_id.get(i) or _own_group(i)
-            for i, g in zip(ids, given, strict=True)
-        ],
-        index=labels.index,
-        name="group",
-    )
-
-
-def _own_group(label_id: str) -> str:
-    if label_id.startswith("mathcamps-"):
-        # mathcamps-<standard>-<problem>-<variant>, e.g. mathcamps-4.NF.A.2-0-0
-        return "mathcamps:" + label_id.removeprefix("mathcamps-").rsplit("-", 2)[0]
-    return "doc:" + label_id
-
-
-def grouped_folds(
-    groups: Sequence[str], bands: Sequence[str], n_folds: int = DEFAULT_FOLDS, seed: int = 0
-) -> np.ndarray:
-    """A fold number (0..n_folds-1) per document; every group falls whole into one fold.
-
-    Groups are dealt largest first (ties in a seeded order) to the fold holding the fewest
-    documents of the group's most common band, then the fewest documents, so each band spreads
-    over the folds as evenly as whole groups allow.
-    """
-    if n_folds < 2:
-        raise ValueError(f"n_folds must be at least 2, got {n_folds}")
-    frame = pd.DataFrame({"group": list(groups), "band": list(bands)})
-    if frame["group"].nunique() < n_folds:
-        raise ValueError(f"{frame['group'].nunique()} groups cannot fill {n_folds} folds")
-    sizes = frame.groupby("group").size()
-    main_band = frame.groupby("group")["band"].agg(lambda b: b.value_counts().index[0])
-    order = sorted(sizes.index)
-    random.Random(f"{seed}:folds").shuffle(order)
-    order.sort(key=lambda g: -sizes[g])  # stable: equal sizes stay in the seeded order
-    per_band = {band: [0] * n_folds for band in frame["band"].unique()}
-    totals = [0] * n_folds
-    fold_of: dict[str, int] = {}
-    for group in order:
-        band = main_band[group]
-        fold = min(range(n_folds), key=lambda f: (per_band[band][f], totals[f], f))
-        fold_of[group] = fold
-        per_band[band][fold] += int(sizes[group])
-        totals[fold] += int(sizes[group])
-    return frame["group"].map(fold_of).to_numpy()
-
-
-# --- out-of-fold scores and the threshold -------------------------------------------------------
+# --- stage 2 alone: fastText's minimum ------------------------------------------------------------
 
 
 def out_of_fold_fasttext(
@@ -191,168 +117,6 @@ def out_of_fold_fasttext(
             pred[held] = [s["band"] for s in scores]
             p_k5[held] = [s["probs"].get("K5", 0.0) for s in scores]
     return out.assign(pred=pred, p_k5=p_k5)
-
-
-def kept_at(pred: Sequence[str], p_k5: Sequence[float], min_k5_prob: float | None) -> np.ndarray:
-    """The keep rule on stored scores: top band K5, and P(K5) >= min_k5_prob when it is set."""
-    keep = np.asarray(pred, dtype=object) == "K5"
-    if min_k5_prob is not None:
-        keep &= np.asarray(p_k5, dtype=float) >= min_k5_prob
-    return keep
-
-
-def keep_rates(frame: pd.DataFrame, min_k5_prob: float | None) -> dict[str, float]:
-    """K-5 and Beyond-K-5 keep rates (and counts) of a frame with band, pred, p_k5 at a threshold."""
-    return rates_of(frame, kept_at(frame["pred"], frame["p_k5"], min_k5_prob))
-
-
-def rates_of(frame: pd.DataFrame, keep: Sequence[bool]) -> dict[str, float]:
-    """K-5 and Beyond-K-5 keep rates (and counts) of a frame with band, for a keep mask."""
-    keep = np.asarray(keep, dtype=bool)
-    k5 = (frame["band"] == "K5").to_numpy()
-    return {
-        "n_k5": int(k5.sum()),
-        "n_beyond": int((~k5).sum()),
-        "k5_kept": int(keep[k5].sum()),
-        "beyond_kept": int(keep[~k5].sum()),
-        "k5_keep_rate": float(keep[k5].mean()) if k5.any() else math.nan,
-        "beyond_keep_rate": float(keep[~k5].mean()) if (~k5).any() else math.nan,
-    }
-
-
-def allowed_beyond(n_beyond: int, target: float, confidence: float | None = None) -> int:
-    """How many of `n_beyond` Beyond-K-5 rows a point may keep and still meet `target`.
-
-    Without `confidence`: floor(target * n_beyond), the point estimate at most `target`. With it
-    (say 0.95): the largest count whose Wilson interval at that confidence ends at or below
-    `target`, so the keep rate is within the target even allowing for the sampling error of the
-    out-of-fold estimate (a precision-first margin that shrinks as the sample grows). -1 when even
-    keeping none cannot show it (too few rows).
-    """
-    if not 0.0 <= target < 1.0:
-        raise ValueError(f"target must be a fraction in [0, 1), got {target}")
-    if n_beyond < 1:
-        raise ValueError("no Beyond-K-5 rows to measure the keep rate on")
-    allowed = math.floor(target * n_beyond + 1e-9)
-    if confidence is None:
-        return allowed
-    from littlekit.stats import wilson_interval
-
-    while allowed >= 0 and wilson_interval(allowed, n_beyond, confidence)[1] > target + 1e-12:
-        allowed -= 1
-    return allowed
-
-
-def choose_min_k5_prob(
-    frame: pd.DataFrame,
-    target: float = DEFAULT_TARGET,
-    step: float = STEP,
-    confidence: float | None = None,
-    later_keeps: Sequence[bool] | None = None,
-    kinds: Sequence[str] | None = None,
-    precision_rows: Sequence[bool] | None = None,
-    min_precision: float | None = None,
-) -> float | None:
-    """The smallest P(K5) minimum (on a `step` grid) keeping at most `target` of the Beyond-K-5 rows.
-
-    `frame` has band, pred (top band) and p_k5. `confidence`: meet the target with that confidence
-    (`allowed_beyond`). `later_keeps`: whether a later stage keeps each row (the rate is then that
-    of both stages together). `kinds`: a kind of text per row (e.g. its label source); the
-    Beyond-K-5 keep rate of every kind must then also be at most `target` (point estimate), so a
-    kind that leaks cannot hide behind a larger kind that does not. `precision_rows` and
-    `min_precision`: of the rows of `precision_rows` kept, at least `min_precision` must be K-5
-    at this minimum and every stricter one (`_threshold_precise`): where K-5 text is rare (web
-    text), a small Beyond-K-5 keep rate can still leave the kept text mostly Beyond-K-5.
-    None when the released rule
-    (top band K5) already meets the target. The result may still miss the target when Beyond-K-5
-    rows reach P(K5) = 1; when even keeping no Beyond-K-5 row cannot show the target
-    (`allowed_beyond` < 0), every one of them is dropped.
-    """
-    beyond_rows = (frame["band"] != "K5").to_numpy()
-    candidates = beyond_rows & (frame["pred"] == "K5").to_numpy()
-    if later_keeps is not None:
-        candidates &= np.asarray(later_keeps, dtype=bool)
-    p_k5 = frame["p_k5"].astype(float).to_numpy()
-    allowed = max(allowed_beyond(int(beyond_rows.sum()), target, confidence), 0)
-    thresholds = [_threshold_keeping(p_k5[candidates], allowed, step)]
-    if kinds is not None:
-        kinds = np.asarray(kinds, dtype=object)
-        for kind in testable_kinds(kinds, beyond_rows):
-            of_kind = kinds == kind
-            allowed_here = allowed_beyond(int((beyond_rows & of_kind).sum()), target)
-            thresholds.append(_threshold_keeping(p_k5[candidates & of_kind], allowed_here, step))
-    if precision_rows is not None and min_precision is not None:
-        open_rows = (frame["pred"] == "K5").to_numpy() & np.asarray(precision_rows, dtype=bool)
-        if later_keeps is not None:
-            open_rows &= np.asarray(later_keeps, dtype=bool)
-        thresholds.append(_threshold_precise(p_k5[open_rows], ~beyond_rows[open_rows], min_precision, step))
-    chosen = [t for t in thresholds if t is not None]
-    return max(chosen) if chosen else None
-
-
-def testable_kinds(kinds: np.ndarray, beyond_rows: np.ndarray, min_rows: int | None = None) -> list:
-    """The kinds holding at least `min_rows` Beyond-K-5 rows (default MIN_KIND_BEYOND): a kind of
-    three Beyond-K-5 labels says nothing about a rate of 2% (one kept label is 33%), yet would veto
-    every point that keeps one of them."""
-    needed = MIN_KIND_BEYOND if min_rows is None else min_rows
-    counts = pd.Series(np.asarray(kinds, dtype=object)[np.asarray(beyond_rows, dtype=bool)]).value_counts()
-    return [kind for kind, n in counts.items() if n >= needed]
-
-
-def _threshold_precise(
-    p_k5: np.ndarray, is_k5: np.ndarray, min_precision: float, step: float
-) -> float | None:
-    """The smallest grid minimum at which, and at every stricter one, at least `min_precision` of
-    the rows kept (P(K5) >= minimum) are K-5 (keeping none counts as precise); None when every
-    minimum is precise already. Requiring it of every stricter minimum too keeps the choice off a
-    lucky dip in a noisy curve."""
-    if not 0.0 < min_precision <= 1.0:
-        raise ValueError(f"min_precision must be in (0, 1], got {min_precision}")
-    grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
-    p_k5 = np.asarray(p_k5, dtype=float)
-    is_k5 = np.asarray(is_k5, dtype=bool)
-    kept = len(p_k5) - np.searchsorted(np.sort(p_k5), grid, side="left")
-    kept_k5 = int(is_k5.sum()) - np.searchsorted(np.sort(p_k5[is_k5]), grid, side="left")
-    precise = (kept == 0) | (kept_k5 >= min_precision * kept - 1e-9)
-    if precise.all():
-        return None
-    last_imprecise = int(np.flatnonzero(~precise).max())
-    return round(min(grid[min(last_imprecise + 1, len(grid) - 1)], 1.0), 10)
-
-
-def precision_of(frame: pd.DataFrame, keep: Sequence[bool], rows: Sequence[bool]) -> dict[str, float]:
-    """Of `rows` kept: how many, how many are K-5, and that share (NaN when none is kept)."""
-    kept = np.asarray(keep, dtype=bool) & np.asarray(rows, dtype=bool)
-    k5 = (frame["band"] == "K5").to_numpy()
-    n, n_k5 = int(kept.sum()), int((kept & k5).sum())
-    return {"precise_kept": n, "precise_k5_kept": n_k5, "precision": n_k5 / n if n else math.nan}
-
-
-def _threshold_keeping(beyond: np.ndarray, allowed: int, step: float) -> float | None:
-    """The smallest grid minimum keeping at most `allowed` of these Beyond-K-5 P(K5) values."""
-    if len(beyond) <= allowed:
-        return None
-    # drop every Beyond-K-5 row at or below the (allowed+1)-th highest P(K5): the threshold is the
-    # first grid point strictly above it
-    worst = np.sort(beyond)[::-1][allowed]
-    threshold = (math.floor(worst / step + 1e-9) + 1) * step
-    return round(min(threshold, 1.0), 10)
-
-
-def threshold_sweep(frame: pd.DataFrame, thresholds: Sequence[float | None]) -> pd.DataFrame:
-    """keep_rates at each threshold (None = the released rule), one row each."""
-    rows = [{"min_k5_prob": t, **keep_rates(frame, t)} for t in thresholds]
-    return pd.DataFrame(rows)
-
-
-def rates_by_source(frame: pd.DataFrame, min_k5_prob: float | None) -> pd.DataFrame:
-    """Keep rate per label source and band at a threshold (where the leaks come from)."""
-    keep = kept_at(frame["pred"], frame["p_k5"], min_k5_prob)
-    table = (
-        frame.assign(kept=keep).groupby(["band", "source"], observed=True)["kept"].agg(n="size", kept="sum")
-    )
-    table["keep_rate"] = table["kept"] / table["n"]
-    return table.reindex([b for b in BANDS if b in table.index.get_level_values(0)], level=0)
 
 
 @dataclass
@@ -444,24 +208,12 @@ def tune_fasttext(
     return Tuning(point, oof, released, chosen)
 
 
-def _precision_rows(
-    pool: pd.DataFrame, sources: Collection[str] | None, min_precision: float | None
-) -> np.ndarray | None:
-    """The rows whose kept share must be K-5 (those from `sources`), or None without the rule."""
-    if min_precision is None or not sources:
-        return None
-    return pool["source"].isin(set(sources)).to_numpy()
+def _stage(spec: Any):
+    if isinstance(spec, str):
+        from littlekit.filter.registry import build_stages
 
-
-def _rule(target: float, confidence: float | None, what: str) -> str:
-    bound = (
-        "its out-of-fold Beyond-K-5 keep rate"
-        if confidence is None
-        else f"the upper end of the {confidence:.0%} Wilson interval of its out-of-fold Beyond-K-5 keep rate"
-    )
-    return (
-        f"{what}: the choice keeping the most K-5 labels out of fold such that {bound} is at most {target:g}"
-    )
+        return build_stages(spec)[0]
+    return spec
 
 
 # --- stages 2 and 3 together --------------------------------------------------------------------
@@ -582,7 +334,7 @@ def joint_sweep(
         first_keep = np.ones(len(frame), dtype=bool)
         if max_aoa is not None:
             first_keep = frame["aoa_p95"].astype(float).to_numpy() <= max_aoa
-        for enc_min in [None, *encoder_grid]:
+        for enc_min in [None, *encoder_grid]:  # None first: choose_joint reads row 0 as fastText alone
             later = kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min) & first_keep
             ft_min = choose_min_k5_prob(
                 frame, target, step, confidence, later_keeps=later, kinds=kinds,
@@ -599,14 +351,6 @@ def joint_sweep(
     return pd.DataFrame(rows)
 
 
-def kind_rates(frame: pd.DataFrame, keep: Sequence[bool], kinds: Sequence[str]) -> pd.DataFrame:
-    """K-5 and Beyond-K-5 keep rates (and counts) per kind of text, one row per kind."""
-    keep = np.asarray(keep, dtype=bool)
-    kinds = np.asarray(kinds, dtype=object)
-    table = {kind: rates_of(frame[kinds == kind], keep[kinds == kind]) for kind in sorted(set(kinds))}
-    return pd.DataFrame(table).T
-
-
 def best_joint(
     sweep: pd.DataFrame, allowed: int, also_meets: Callable[[pd.Series], bool] | None = None
 ) -> pd.Series:
@@ -620,6 +364,7 @@ def best_joint(
         meets = meets[meets["kinds_meet"].astype(bool)]
     if meets.empty:
         return sweep.loc[sweep["beyond_kept"].idxmin()]
+    # _row makes the last tie-break explicit: the earlier row, i.e. the laxer stage-1 and encoder settings
     order = meets.assign(_row=np.arange(len(meets))).sort_values(
         ["k5_kept", "beyond_kept", "_row"], ascending=[False, True, True], kind="stable"
     )
@@ -671,6 +416,7 @@ def tune_joint(
     if unknown:
         raise KeyError(f"{len(unknown)} out-of-fold ids have no label text, e.g. {sorted(unknown)[:3]}")
     frame = fasttext_oof.reset_index(drop=True).assign(text=lambda f: f["id"].map(texts))
+    # every row trains the other folds' encoders; only the rows stage 2's point was measured on are scored
     scored = out_of_fold_encoder(frame, frame["fold"], score=frame["eligible"], **encoder)
     pool = pd.concat([frame, scored], axis=1)[lambda f: f["eligible"].astype(bool)].drop(columns="text")
     return choose_joint(
@@ -724,7 +470,7 @@ def choose_joint(
     )
     enc_released = kept_at(pool["enc_pred"], pool["enc_p_k5"], None)
     released = rates_of(pool, kept_at(pool["pred"], pool["p_k5"], None) & enc_released)
-    first = sweep.iloc[0]
+    first = sweep.iloc[0]  # aoa_grid's first setting, the encoder at its released rule
     fasttext_only = first[list(released)].to_dict()
     chosen = best[list(released)].to_dict()
     n_folds = int(pool["fold"].nunique())
@@ -778,142 +524,3 @@ def _keep_of(
     if max_aoa is not None:
         keep &= pool["aoa_p95"].astype(float).to_numpy() <= max_aoa
     return keep
-
-
-# Stage-1 maxima `choose_joint` may try besides the released 12 years: 11.75 down to 8.5 by a quarter
-# year (pass `aoa_grid=(None, *AOA_GRID)`).
-AOA_GRID: tuple[float, ...] = tuple(11.75 - 0.25 * i for i in range(14))
-
-
-def _stage(spec: Any):
-    if isinstance(spec, str):
-        from littlekit.filter.registry import build_stages
-
-        return build_stages(spec)[0]
-    return spec
-
-
-# --- applying a point to stored scores ----------------------------------------------------------
-
-
-def apply_operating_point(
-    outcomes: pd.DataFrame, stages: Sequence[str], point: OperatingPoint | Mapping[str, float | None]
-) -> pd.DataFrame:
-    """A released-rule cascade's outcomes re-decided under stricter P(K5) minimums, without re-scoring.
-
-    `outcomes` is `littlekit.filter.cascade.cascade_outcomes`'s frame with `<stage>_p_k5` columns (the
-    P(K5) each classifier stage gave a passage; NaN where it did not score it) and must come from a
-    run with the released rules at those stages. A threshold only removes documents a stage kept,
-    and every later stage scores a document the same whatever came before, so the verdicts equal
-    those of the cascade built with the thresholds: a passage now leaves at the first classifier
-    stage (before its old exit) whose P(K5) is below its minimum, with reason
-    `<stage>_low_k5_prob`. A point's `min_blocked_share` (stage 5, which must be last and have run
-    at the released any-word rule) lets through the passages stage 5 dropped with a smaller share of
-    blocklisted tokens. Returns a copy with `status`, `stage`, `reason`, `kept`, `exit_index` updated.
-    """
-    thresholds = point.options() if isinstance(point, OperatingPoint) else dict(point)
-    max_aoa = point.max_aoa if isinstance(point, OperatingPoint) else thresholds.pop("max_aoa", None)
-    frame = outcomes.copy()
-    if max_aoa is not None and "aoa" in stages:
-        if "aoa_p95" not in frame.columns:
-            raise KeyError("outcomes lack aoa_p95: run the cascade with cascade_outcomes")
-        position = list(stages).index("aoa")
-        high = (frame["exit_index"] > position) & (frame["aoa_p95"].astype(float) > max_aoa)
-        frame.loc[high, ["status", "stage", "reason"]] = [DROPPED, "aoa", "aoa_p95"]
-        frame.loc[high, "exit_index"] = position
-    for position, stage in enumerate(stages):
-        option = CLASSIFIER_STAGES.get(stage)
-        minimum = thresholds.get(option) if option else None
-        if minimum is None:
-            continue
-        column = f"{stage}_p_k5"
-        if column not in frame.columns:
-            raise KeyError(f"outcomes lack {column}: run the cascade with cascade_outcomes")
-        passed = frame["exit_index"] > position  # the stage kept it under the released rule
-        low = passed & (frame[column].astype(float) < minimum)
-        frame.loc[low, ["status", "stage", "reason"]] = [DROPPED, stage, f"{stage}_low_k5_prob"]
-        frame.loc[low, "exit_index"] = position
-    if isinstance(point, OperatingPoint):
-        share = point.min_blocked_share
-    else:
-        share = thresholds.pop("min_blocked_share", None)
-    if share is not None and "frequency" in stages:
-        frame = _keep_below_blocked_share(frame, list(stages), share)
-    frame["kept"] = frame["exit_index"] >= len(stages)
-    return frame
-
-
-def _keep_below_blocked_share(frame: pd.DataFrame, stages: list[str], share: float) -> pd.DataFrame:
-    """Stage 5 at a minimum blocklisted-token share, from a run at the released any-word rule: a
-    passage that rule dropped with a share below the minimum passes stage 5 instead. Stage 5 must
-    be the last stage (nothing after it scored the passage)."""
-    if stages[-1] != "frequency":
-        raise ValueError("a blocked-token share applies to stored outcomes only with frequency last")
-    if "frequency_blocked_share" not in frame.columns:
-        raise KeyError("outcomes lack frequency_blocked_share: run the cascade with cascade_outcomes")
-    below = frame["frequency_blocked_share"].astype(float) < share
-    passes = frame["reason"].eq("frequency_blocklist") & below
-    frame.loc[passes, ["status", "stage", "reason"]] = [KEPT, None, None]
-    frame.loc[passes, "exit_index"] = len(stages)
-    return frame
-
-
-# --- in hindsight: what no rule chosen on training labels could beat --------------------------
-
-
-def best_in_hindsight(
-    outcomes: pd.DataFrame,
-    max_beyond_share: float,
-    aoa_grid: Sequence[float] = (12.0, *AOA_GRID),
-    encoder_grid: Sequence[float] = tuple(round(0.02 * i, 2) for i in range(50)),
-    fasttext_grid: Sequence[float] = tuple(round(0.01 * i, 2) for i in range(100)),
-) -> pd.Series:
-    """The stage-1 maximum and classifier minimums that keep the most K-5 passages of `outcomes`
-    while keeping at most `max_beyond_share` of its Beyond-K-5 ones, found on those passages.
-
-    A diagnostic, never a choice: it is tuned on the very passages it is scored on, so it is an
-    upper bound on what any operating point could reach there with these classifiers. `outcomes`
-    comes from a released-rule run (`cascade_outcomes`: band, kept, aoa_p95,
-    fasttext_p_k5, encoder_p_k5); a passage the released rules dropped stays dropped. Returns
-    max_aoa, encoder_min_k5_prob, fasttext_min_k5_prob, and k5_kept, n_k5, beyond_kept, n_beyond
-    with their shares; ties go to the laxest settings.
-    """
-    missing = {"band", "kept", "aoa_p95", "fasttext_p_k5", "encoder_p_k5"} - set(outcomes.columns)
-    if missing:
-        raise KeyError(f"outcomes lack {sorted(missing)}: run the cascade with cascade_outcomes")
-    k5 = (outcomes["band"] == "K5").to_numpy()
-    kept = outcomes["kept"].to_numpy(dtype=bool)
-    aoa = outcomes["aoa_p95"].to_numpy(dtype=float)
-    p_ft = np.nan_to_num(outcomes["fasttext_p_k5"].to_numpy(dtype=float))
-    p_enc = np.nan_to_num(outcomes["encoder_p_k5"].to_numpy(dtype=float))
-    ft_grid = np.asarray(fasttext_grid, dtype=float)
-    allowed = math.floor(max_beyond_share * int((~k5).sum()) + 1e-9)
-    best: tuple | None = None
-    for max_aoa in sorted(aoa_grid, reverse=True):
-        for enc_min in sorted(encoder_grid):
-            open_rows = kept & (aoa <= max_aoa) & (p_enc >= enc_min)
-            # kept counts for every fastText minimum at once: rows x grid
-            passes = open_rows[:, None] & (p_ft[:, None] >= ft_grid[None, :])
-            k5_kept = passes[k5].sum(axis=0)
-            beyond_kept = passes[~k5].sum(axis=0)
-            for i in np.flatnonzero(beyond_kept <= allowed):
-                key = (int(k5_kept[i]), -int(beyond_kept[i]))
-                if best is None or key > best[0]:
-                    best = (key, max_aoa, enc_min, float(ft_grid[i]))
-    if best is None:
-        raise ValueError("no setting on the grids meets the share")
-    (k5_kept, minus_beyond), max_aoa, enc_min, ft_min = best
-    n_k5, n_beyond = int(k5.sum()), int((~k5).sum())
-    return pd.Series(
-        {
-            "max_aoa": max_aoa,
-            "encoder_min_k5_prob": enc_min,
-            "fasttext_min_k5_prob": ft_min,
-            "k5_kept": k5_kept,
-            "n_k5": n_k5,
-            "k5_share": k5_kept / n_k5 if n_k5 else math.nan,
-            "beyond_kept": -minus_beyond,
-            "n_beyond": n_beyond,
-            "beyond_share": -minus_beyond / n_beyond if n_beyond else math.nan,
-        }
-    )

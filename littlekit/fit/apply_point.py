@@ -1,0 +1,140 @@
+"""A point applied to a released-rule cascade's stored outcomes, and the best point in hindsight.
+
+Both read `littlekit.filter.cascade.cascade_outcomes`' frame of a run at the released rules (the
+P(K5) of each classifier stage, stage 1's AoA, stage 5's blocked share) and score nothing again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from littlekit.filter.cascade import DROPPED, KEPT
+from littlekit.filter.filter_config import CLASSIFIER_STAGES, OperatingPoint
+from littlekit.fit.thresholds import AOA_GRID
+
+
+def apply_operating_point(
+    outcomes: pd.DataFrame, stages: Sequence[str], point: OperatingPoint | Mapping[str, float | None]
+) -> pd.DataFrame:
+    """A released-rule cascade's outcomes re-decided under stricter P(K5) minimums, without re-scoring.
+
+    `outcomes` is `littlekit.filter.cascade.cascade_outcomes`'s frame with `<stage>_p_k5` columns (the
+    P(K5) each classifier stage gave a passage; NaN where it did not score it) and must come from a
+    run with the released rules at those stages. A threshold only removes documents a stage kept,
+    and every later stage scores a document the same whatever came before, so the verdicts equal
+    those of the cascade built with the thresholds: a passage now leaves at the first classifier
+    stage (before its old exit) whose P(K5) is below its minimum, with reason
+    `<stage>_low_k5_prob`. A point's `min_blocked_share` (stage 5, which must be last and have run
+    at the released any-word rule) lets through the passages stage 5 dropped with a smaller share of
+    blocklisted tokens. Returns a copy with `status`, `stage`, `reason`, `kept`, `exit_index` updated.
+    """
+    thresholds = point.options() if isinstance(point, OperatingPoint) else dict(point)
+    max_aoa = point.max_aoa if isinstance(point, OperatingPoint) else thresholds.pop("max_aoa", None)
+    frame = outcomes.copy()
+    if max_aoa is not None and "aoa" in stages:
+        if "aoa_p95" not in frame.columns:
+            raise KeyError("outcomes lack aoa_p95: run the cascade with cascade_outcomes")
+        position = list(stages).index("aoa")
+        high = (frame["exit_index"] > position) & (frame["aoa_p95"].astype(float) > max_aoa)
+        frame.loc[high, ["status", "stage", "reason"]] = [DROPPED, "aoa", "aoa_p95"]
+        frame.loc[high, "exit_index"] = position
+    for position, stage in enumerate(stages):
+        option = CLASSIFIER_STAGES.get(stage)
+        minimum = thresholds.get(option) if option else None
+        if minimum is None:
+            continue
+        column = f"{stage}_p_k5"
+        if column not in frame.columns:
+            raise KeyError(f"outcomes lack {column}: run the cascade with cascade_outcomes")
+        passed = frame["exit_index"] > position  # the stage kept it under the released rule
+        low = passed & (frame[column].astype(float) < minimum)
+        frame.loc[low, ["status", "stage", "reason"]] = [DROPPED, stage, f"{stage}_low_k5_prob"]
+        frame.loc[low, "exit_index"] = position
+    if isinstance(point, OperatingPoint):
+        share = point.min_blocked_share
+    else:
+        share = thresholds.pop("min_blocked_share", None)
+    if share is not None and "frequency" in stages:
+        frame = _keep_below_blocked_share(frame, list(stages), share)
+    frame["kept"] = frame["exit_index"] >= len(stages)
+    return frame
+
+
+def _keep_below_blocked_share(frame: pd.DataFrame, stages: list[str], share: float) -> pd.DataFrame:
+    """Stage 5 at a minimum blocklisted-token share, from a run at the released any-word rule: a
+    passage that rule dropped with a share below the minimum passes stage 5 instead. Stage 5 must
+    be the last stage (nothing after it scored the passage)."""
+    if stages[-1] != "frequency":
+        raise ValueError("a blocked-token share applies to stored outcomes only with frequency last")
+    if "frequency_blocked_share" not in frame.columns:
+        raise KeyError("outcomes lack frequency_blocked_share: run the cascade with cascade_outcomes")
+    below = frame["frequency_blocked_share"].astype(float) < share
+    passes = frame["reason"].eq("frequency_blocklist") & below
+    frame.loc[passes, ["status", "stage", "reason"]] = [KEPT, None, None]
+    frame.loc[passes, "exit_index"] = len(stages)
+    return frame
+
+
+# --- in hindsight: what no rule chosen on training labels could beat --------------------------
+
+
+def best_in_hindsight(
+    outcomes: pd.DataFrame,
+    max_beyond_share: float,
+    aoa_grid: Sequence[float] = (12.0, *AOA_GRID),
+    encoder_grid: Sequence[float] = tuple(round(0.02 * i, 2) for i in range(50)),
+    fasttext_grid: Sequence[float] = tuple(round(0.01 * i, 2) for i in range(100)),
+) -> pd.Series:
+    """The stage-1 maximum and classifier minimums that keep the most K-5 passages of `outcomes`
+    while keeping at most `max_beyond_share` of its Beyond-K-5 ones, found on those passages.
+
+    A diagnostic, never a choice: it is tuned on the very passages it is scored on, so it is an
+    upper bound on what any operating point could reach there with these classifiers. `outcomes`
+    comes from a released-rule run (`cascade_outcomes`: band, kept, aoa_p95,
+    fasttext_p_k5, encoder_p_k5); a passage the released rules dropped stays dropped. Returns
+    max_aoa, encoder_min_k5_prob, fasttext_min_k5_prob, and k5_kept, n_k5, beyond_kept, n_beyond
+    with their shares; ties go to the laxest settings.
+    """
+    missing = {"band", "kept", "aoa_p95", "fasttext_p_k5", "encoder_p_k5"} - set(outcomes.columns)
+    if missing:
+        raise KeyError(f"outcomes lack {sorted(missing)}: run the cascade with cascade_outcomes")
+    k5 = (outcomes["band"] == "K5").to_numpy()
+    kept = outcomes["kept"].to_numpy(dtype=bool)
+    aoa = outcomes["aoa_p95"].to_numpy(dtype=float)
+    p_ft = np.nan_to_num(outcomes["fasttext_p_k5"].to_numpy(dtype=float))
+    p_enc = np.nan_to_num(outcomes["encoder_p_k5"].to_numpy(dtype=float))
+    ft_grid = np.asarray(fasttext_grid, dtype=float)
+    allowed = math.floor(max_beyond_share * int((~k5).sum()) + 1e-9)
+    best: tuple | None = None
+    for max_aoa in sorted(aoa_grid, reverse=True):
+        for enc_min in sorted(encoder_grid):
+            open_rows = kept & (aoa <= max_aoa) & (p_enc >= enc_min)
+            # kept counts for every fastText minimum at once: rows x grid
+            passes = open_rows[:, None] & (p_ft[:, None] >= ft_grid[None, :])
+            k5_kept = passes[k5].sum(axis=0)
+            beyond_kept = passes[~k5].sum(axis=0)
+            for i in np.flatnonzero(beyond_kept <= allowed):
+                key = (int(k5_kept[i]), -int(beyond_kept[i]))
+                if best is None or key > best[0]:
+                    best = (key, max_aoa, enc_min, float(ft_grid[i]))
+    if best is None:
+        raise ValueError("no setting on the grids meets the share")
+    (k5_kept, minus_beyond), max_aoa, enc_min, ft_min = best
+    n_k5, n_beyond = int(k5.sum()), int((~k5).sum())
+    return pd.Series(
+        {
+            "max_aoa": max_aoa,
+            "encoder_min_k5_prob": enc_min,
+            "fasttext_min_k5_prob": ft_min,
+            "k5_kept": k5_kept,
+            "n_k5": n_k5,
+            "k5_share": k5_kept / n_k5 if n_k5 else math.nan,
+            "beyond_kept": -minus_beyond,
+            "n_beyond": n_beyond,
+            "beyond_share": -minus_beyond / n_beyond if n_beyond else math.nan,
+        }
+    )
