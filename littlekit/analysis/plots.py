@@ -122,8 +122,7 @@ def share_bars(
     share = frame[value].to_numpy(dtype=float)
     colours = [BAND_COLORS[b] for b in frame[band]]
     ax.barh(y, share, height=0.8, color=colours)
-    whiskers = np.clip([share - frame["ci_low"], frame["ci_high"] - share], 0.0, None)  # rounding
-    ax.errorbar(share, y, xerr=whiskers, fmt="none", ecolor="black", capsize=2, linewidth=0.8)
+    ci_whiskers(ax, y, share, frame["ci_low"], frame["ci_high"], horizontal=True, capsize=2, linewidth=0.8)
     rows = zip(frame[group], frame[band], frame["n"], strict=True)
     ax.set_yticks(y, [f"{g} · {b} (n={int(n):,})" for g, b, n in rows])
     for name in [b for b in BAND_ORDER if b in set(frame[band])]:  # legend entries, in band order
@@ -158,15 +157,95 @@ def grade_errorbars(
     return grades
 
 
-def confusion_heatmap(confusion: pd.DataFrame, ax: Axes, cmap: str = "Blues") -> Axes:
+def confusion_heatmap(
+    confusion: pd.DataFrame,
+    ax: Axes,
+    cmap: str = "Blues",
+    cbar: bool = True,
+    cbar_label: str = "share of row",
+) -> Axes:
     """A confusion matrix of counts (rows: reference, columns: predicted) as an annotated heatmap,
     each row's cells shaded by their share of the row so small bands read as clearly as large ones;
-    the axis titles are the frame's index and column names."""
+    the axis titles are the frame's index and column names. Panels side by side share one colour
+    scale (0 to 1), so only the last needs its colour bar (`cbar`)."""
     counts = confusion.astype(int)
     shares = counts.div(counts.sum(axis=1).replace(0, np.nan), axis=0)
-    sns.heatmap(shares, annot=counts, fmt="d", cmap=cmap, vmin=0, vmax=1, cbar_kws={"label": "share of row"},
-                linewidths=0.5, linecolor="white", ax=ax)  # fmt: skip
+    sns.heatmap(shares, annot=counts, fmt="d", cmap=cmap, vmin=0, vmax=1, cbar=cbar,
+                cbar_kws={"label": cbar_label} if cbar else None, linewidths=0.5, linecolor="white",
+                ax=ax)  # fmt: skip
     ax.set_ylabel(confusion.index.name or "reference")
     ax.set_xlabel(confusion.columns.name or "predicted")
     ax.tick_params(axis="y", rotation=0)
+    return ax
+
+
+def ci_whiskers(
+    ax: Axes, positions, value, low, high, horizontal: bool = False, capsize: float = 3, linewidth: float = 1
+):
+    """Black whiskers from `low` to `high` around each `value` (a share and its 95% interval) at
+    `positions` (the bars' centres: numbers or category names); vertical unless `horizontal`.
+    A bound on the wrong side of its value (rounding) draws no whisker on that side."""
+    value = np.asarray(value, dtype=float)
+    err = np.clip([value - np.asarray(low, dtype=float), np.asarray(high, dtype=float) - value], 0.0, None)
+    style = {"fmt": "none", "ecolor": "black", "capsize": capsize, "linewidth": linewidth}
+    if horizontal:
+        return ax.errorbar(value, positions, xerr=err, **style)
+    return ax.errorbar(positions, value, yerr=err, **style)
+
+
+def retention_bars(
+    table: pd.DataFrame, x: str, ax: Axes, order: list | None = None, group: str = "group"
+) -> dict[str, np.ndarray]:
+    """The share of K-5 and of Beyond-K-5 passages kept at each value of column `x` (a stage, a
+    stage turned off), their bars side by side in the book's two colours with 95% whiskers.
+
+    `table` has one row per (`x`, `group`) with share, ci_low, ci_high and n, such as
+    `validate.retention_after_stages(...).reset_index()` (x="after"); `order` gives the bars'
+    order (default: as they come). Each group's legend label gives its n (that of its first bar),
+    for the caller's `ax.legend()`; the y axis runs from 0 to 1.05. Returns each group's bar
+    positions, for marks drawn on top.
+    """
+    order = list(order) if order is not None else list(dict.fromkeys(table[x]))
+    positions = {}
+    for offset, (name, colour) in zip((-0.2, 0.2), band_palette(list(SPLIT_ORDER)).items(), strict=True):
+        rows = table[table[group] == name].set_index(x).reindex(order)
+        at = np.arange(len(order)) + offset
+        ax.bar(at, rows["share"], width=0.4, color=colour, label=f"{name} (n={int(rows['n'].iloc[0]):,})")
+        ci_whiskers(ax, at, rows["share"], rows["ci_low"], rows["ci_high"], capsize=2, linewidth=0.8)
+        positions[name] = at
+    ax.set_xticks(np.arange(len(order)), order)
+    ax.set_ylim(0, 1.05)
+    return positions
+
+
+def retention_barh(
+    table: pd.DataFrame,
+    ax: Axes,
+    value: str = "share",
+    n: str = "n",
+    color: str | list[str] = BAND_COLORS["K-5"],
+    stack: dict[str, str] | None = None,
+) -> Axes:
+    """One horizontal bar per row of `table` (a data set, a source), top to bottom: the share
+    kept (or dropped) in column `value`, with black whiskers from ci_low to ci_high, labelled
+    "<row> (n=...)" from column `n`.
+
+    The bar is `color` (one colour, or one per row); with `stack` ({column: colour}) it is
+    stacked instead from each column's count as a share of n (a column that is 0 in every row
+    is left out), each segment labelled by its column for the caller's `ax.legend()`.
+    """
+    y = np.arange(len(table))
+    if stack is None:
+        ax.barh(y, table[value], color=color)
+    else:
+        left = np.zeros(len(table))
+        for column, colour in stack.items():
+            width = (table[column] / table[n]).to_numpy(dtype=float)
+            if width.any():
+                ax.barh(y, width, left=left, color=colour, label=column)
+            left += width
+    ci_whiskers(ax, y, table[value], table["ci_low"], table["ci_high"], horizontal=True)
+    labels = [f"{name} (n={int(count):,})" for name, count in zip(table.index, table[n], strict=True)]
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
     return ax
