@@ -38,8 +38,35 @@ from littlekit.filter.artifacts import (
 from littlekit.filter.cascade import Cascade
 from littlekit.filter.filter_config import config_path, read_operating_point
 from littlekit.filter.word_table import DEFAULT_MIN_DOCUMENTS, MIN_BEYOND_SCORE, blocklist, load_word_scores
-from littlekit.fit import recipes
 from littlekit.fit.labels import DEFAULT_LABELS, DEFAULT_MAX_PER_BAND, load_labels
+from littlekit.fit.recipe_encoder import (
+    OPERATING_RULES,
+    EncoderRecipe,
+    EncoderStart,
+    encoder_samples,
+    encoder_start,
+    encoder_train_config,
+    leave_one_corpus_out_cascade,
+    save_encoder_points,
+    train_encoder,
+    tune_encoder_points,
+)
+from littlekit.fit.recipe_fasttext import (
+    FastTextRecipe,
+    train_fasttext_stage,
+    tune_fasttext_point,
+)
+from littlekit.fit.recipe_labels import (
+    export_default_aoa,
+    make_labels,
+)
+from littlekit.fit.recipe_word_table import (
+    pool_corpus,
+    pool_documents,
+    pool_stages,
+    tune_blocked_share,
+    word_table_from_outcomes,
+)
 
 STEPS = ("labels", "aoa", "fasttext", "encoder", "operating-point", "word-table")
 
@@ -56,8 +83,8 @@ class Fit:
     sample_per_band: int | None = None  # a quick run: at most this many labels per band
     max_per_band: int = DEFAULT_MAX_PER_BAND
     threads: int = 1
-    fasttext: recipes.FastTextRecipe = field(default_factory=recipes.FastTextRecipe)
-    encoder: recipes.EncoderRecipe = field(default_factory=recipes.EncoderRecipe)
+    fasttext: FastTextRecipe = field(default_factory=FastTextRecipe)
+    encoder: EncoderRecipe = field(default_factory=EncoderRecipe)
     min_count: int = 10
     min_documents: int = DEFAULT_MIN_DOCUMENTS
     alpha: float = 1.0
@@ -78,7 +105,7 @@ class Fit:
 
 def fit_labels(fit: Fit) -> None:
     path = runs.path(fit.run, "labels")
-    labels = recipes.make_labels(
+    labels = make_labels(
         path,
         fit.data_root,
         seed=fit.seed,
@@ -91,7 +118,7 @@ def fit_labels(fit: Fit) -> None:
 
 
 def fit_aoa(fit: Fit) -> None:
-    path, note = recipes.export_default_aoa(fit.artifacts, fit.data_root)
+    path, note = export_default_aoa(fit.artifacts, fit.data_root)
     fit.notes["aoa_table"] = note
     fit.say(f"      -> {path}")
 
@@ -99,9 +126,9 @@ def fit_aoa(fit: Fit) -> None:
 def fit_fasttext(fit: Fit) -> None:
     labels = fit.labels()
     model_path = artifact_path(fit.artifacts, "fasttext_model")
-    stage, train, _ = recipes.train_fasttext_stage(labels, model_path, fit.fasttext)
+    stage, train, _ = train_fasttext_stage(labels, model_path, fit.fasttext)
     fit.say(f"      trained on {len(train):,} labels -> {model_path}")
-    tuning, groups = recipes.tune_fasttext_point(labels, fit.fasttext, fit.data_root)
+    tuning, groups = tune_fasttext_point(labels, fit.fasttext, fit.data_root)
     report = runs.folder(fit.run, "fasttext_fit")
     tuning.oof.to_parquet(report / "oof_scores.parquet", index=False)
     config_file = tuning.point.save(fit.artifacts)
@@ -114,23 +141,23 @@ def fit_fasttext(fit: Fit) -> None:
     )
 
 
-def fit_encoder(fit: Fit) -> recipes.EncoderStart:
+def fit_encoder(fit: Fit) -> EncoderStart:
     import torch
 
     torch.set_num_threads(fit.threads)
-    samples = recipes.encoder_samples(fit.labels(), fit.encoder)
+    samples = encoder_samples(fit.labels(), fit.encoder)
     report = runs.folder(fit.run, "encoder_fit")
-    start = recipes.encoder_start(fit.encoder, samples.train_all, report / "init")
-    train_config = recipes.encoder_train_config(fit.encoder, start)
+    start = encoder_start(fit.encoder, samples.train_all, report / "init")
+    train_config = encoder_train_config(fit.encoder, start)
     model_dir = artifact_path(fit.artifacts, "encoder_model")
-    result = recipes.train_encoder(start, samples, model_dir, train_config, fit.encoder)
+    result = train_encoder(start, samples, model_dir, train_config, fit.encoder)
     trained = "taken as given" if result is None else f"trained on {result.n_train:,} labels"
     fit.notes["encoder_model"] = f"{start.origin}; {trained}, max_length {fit.encoder.max_length}"
     fit.say(f"      {start.origin}: {trained} -> {model_dir}")
     return start
 
 
-def fit_operating_point(fit: Fit, start: recipes.EncoderStart | None = None) -> None:
+def fit_operating_point(fit: Fit, start: EncoderStart | None = None) -> None:
     import torch
 
     torch.set_num_threads(fit.threads)
@@ -143,21 +170,21 @@ def fit_operating_point(fit: Fit, start: recipes.EncoderStart | None = None) -> 
         )
     labels = fit.labels()
     if start is None:
-        samples = recipes.encoder_samples(labels, fit.encoder)
-        start = recipes.encoder_start(
+        samples = encoder_samples(labels, fit.encoder)
+        start = encoder_start(
             fit.encoder, samples.train_all, runs.folder(fit.run, "encoder_fit") / "init"
         )
-    train_config = recipes.encoder_train_config(fit.encoder, start)
+    train_config = encoder_train_config(fit.encoder, start)
     report = runs.folder(fit.run, "encoder_fit")
     loco = None
     if fit.hold_out_corpora:
-        loco = recipes.leave_one_corpus_out_cascade(labels, fit.fasttext, fit.encoder, start, train_config)
+        loco = leave_one_corpus_out_cascade(labels, fit.fasttext, fit.encoder, start, train_config)
         loco.to_parquet(report / "loco_scores.parquet", index=False)
         fit.say(f"      held each of {loco['corpus'].nunique()} label corpora out of both classifiers")
-    points = recipes.tune_encoder_points(
+    points = tune_encoder_points(
         pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start, loco=loco
     )
-    recipes.save_encoder_points(points, report)
+    save_encoder_points(points, report)
     chosen = points.chosen(fit.encoder.operating_rule)
     config_file = chosen.save(fit.artifacts)
     fit.say(f"      {fit.encoder.operating_rule} rule: {chosen.describe()} -> {config_file}")
@@ -174,11 +201,11 @@ def fit_word_table(fit: Fit) -> None:
     if artifact_problems(fit.artifacts, ["encoder"]):
         encoder_dir = None
         fit.say(f"      no encoder in {fit.artifacts}: stage 3 is left out of the pools' cascade")
-    corpus = recipes.pool_corpus(fit.data_root, seed=fit.seed)
-    stages = recipes.pool_stages(fasttext_model, encoder_dir)
-    documents = recipes.pool_documents(corpus.documents)
+    corpus = pool_corpus(fit.data_root, seed=fit.seed)
+    stages = pool_stages(fasttext_model, encoder_dir)
+    documents = pool_documents(corpus.documents)
     outcomes = list(_progress(Cascade(stages).run(documents), len(documents)))
-    words = recipes.word_table_from_outcomes(
+    words = word_table_from_outcomes(
         outcomes, min_count=fit.min_count, alpha=fit.alpha, min_documents=fit.min_documents
     )
     path = export_word_table(words.table, fit.artifacts)
@@ -189,7 +216,7 @@ def fit_word_table(fit: Fit) -> None:
         f"documents: {len(words.table):,} words, {len(blocked):,} with beyond_score >= {MIN_BEYOND_SCORE:g}"
     )
     fit.say(f"      {len(words.table):,} words ({len(blocked):,} blocklisted) -> {path}")
-    choice = recipes.tune_blocked_share(
+    choice = tune_blocked_share(
         fit.run, fit.artifacts, words, fit.min_count, fit.alpha, fit.min_documents, data_root=fit.data_root
     )
     report = runs.folder(fit.run, "frequency_fit")
@@ -229,6 +256,36 @@ def run_fit(fit: Fit, steps: tuple[str, ...]) -> None:
     fit.say(f"wrote {readme}")
 
 
+def fit_label_set(
+    run: str | os.PathLike,
+    labels: str,
+    steps: tuple[str, ...],
+    data_root: str | os.PathLike | None = None,
+    fasttext: FastTextRecipe | None = None,
+    encoder: EncoderRecipe | None = None,
+    threads: int = 1,
+    say: Callable[[str], None] = print,
+) -> Path:
+    """`littlekit fit`'s `steps` for the label set `labels` in the run folder `run` (its artifacts
+    in `run/artifacts`), with these recipes (default: the defaults); returns the artifacts folder.
+    The chapters use it to repeat a fit on another label set for comparison."""
+    artifacts = runs.path(run, "artifacts")
+    artifacts.mkdir(parents=True, exist_ok=True)
+    fit = Fit(
+        data_root=config.data_root(data_root),
+        artifacts=artifacts,
+        run=Path(run),
+        seed=(fasttext or FastTextRecipe()).seed,
+        labels_spec=labels,
+        threads=threads,
+        fasttext=fasttext or FastTextRecipe(),
+        encoder=encoder or EncoderRecipe(),
+        say=say,
+    )
+    run_fit(fit, steps)
+    return artifacts
+
+
 # --- the command line -----------------------------------------------------------------------------
 
 
@@ -264,20 +321,20 @@ def add_fit_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
     parser.add_argument(
-        "--beyond-keep-target", type=fraction, default=recipes.FastTextRecipe.beyond_keep_target
+        "--beyond-keep-target", type=fraction, default=FastTextRecipe.beyond_keep_target
     )
     parser.add_argument(
-        "--operating-rule", choices=recipes.OPERATING_RULES, default=recipes.EncoderRecipe.operating_rule
+        "--operating-rule", choices=OPERATING_RULES, default=EncoderRecipe.operating_rule
     )
     parser.add_argument(
         "--min-web-precision",
         type=_optional_fraction,
-        default=recipes.EncoderRecipe.min_web_precision,
+        default=EncoderRecipe.min_web_precision,
         help="of the web labels kept out of fold, at least this share K-5 ('none': no such condition)",
     )
-    parser.add_argument("--encoder-base", default=recipes.EncoderRecipe.encoder_base)
+    parser.add_argument("--encoder-base", default=EncoderRecipe.encoder_base)
     parser.add_argument(
-        "--train-sample-size", type=positive_int, default=recipes.EncoderRecipe.train_sample_size
+        "--train-sample-size", type=positive_int, default=EncoderRecipe.train_sample_size
     )
     parser.add_argument(
         "--no-corpus-holdout",
@@ -312,12 +369,12 @@ def run_fit_command(args: argparse.Namespace) -> int:
         sample_per_band=args.sample_per_band,
         max_per_band=args.max_per_band,
         threads=args.threads,
-        fasttext=recipes.FastTextRecipe(
+        fasttext=FastTextRecipe(
             seed=args.seed,
             beyond_keep_target=args.beyond_keep_target,
             min_web_precision=args.min_web_precision,
         ),
-        encoder=recipes.EncoderRecipe(
+        encoder=EncoderRecipe(
             seed=args.seed,
             operating_rule=args.operating_rule,
             encoder_base=args.encoder_base,
