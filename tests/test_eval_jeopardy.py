@@ -232,6 +232,19 @@ def test_ngss_prompt_quotes_every_band():
     assert prompt.name == "ngss_science" and "HS-PS4" in prompt.system and len(prompt.version) == 12
 
 
+def test_the_ngss_prompt_is_the_judges_and_the_grader_is_the_evaluations_one():
+    """The prompt is built beside the judge's other prompts and the response grader is the one in
+    evals.answers; the Jeopardy names are those objects, so there is one of each."""
+    from littlekit.databuild.corpora import load_standards
+    from littlekit.evals import answers
+    from littlekit.judge import prompts
+
+    assert jp.ngss_prompt().version == prompts.build_ngss_prompt(load_standards()).version
+    assert jp.ngss_dci_table().equals(prompts.dci_table(load_standards()))
+    assert jp.grade is answers.grade_response and jp.normalise_answer is answers.normalise_answer
+    assert jp.gold_variants is answers.gold_variants and jp.first_answer is answers.first_answer
+
+
 # ------------------------------------------------------------------------- authored clue set
 
 def test_authored_set_is_complete_and_labelled():
@@ -249,7 +262,7 @@ def test_authored_set_is_complete_and_labelled():
     assert sel_counts["selected"] == len(frame)  # every category is a science category
     # every gold response survives its own grading
     assert all(jp.grade(r, r) for r in frame["response"])
-    assert json.loads((Path(jp.__file__).parents[2] / "data" / jp.AUTHORED_DIR / "labels.jsonl")
+    assert json.loads((Path(__file__).parents[1] / "data" / jp.AUTHORED_DIR / "labels.jsonl")
                       .read_text().splitlines()[0])["band"] in {"K5", "K8", "K12"}
 
 

@@ -292,3 +292,71 @@ def save_prompts(prompts: list[JudgePrompt], path: str | Path) -> None:
 def load_prompts(path: str | Path) -> list[JudgePrompt]:
     """Read prompts written by `save_prompts` (or by hand, same keys)."""
     return [JudgePrompt(**item) for item in json.loads(Path(path).read_text(encoding="utf-8"))]
+
+
+# --- the Jeopardy evaluation's NGSS prompt (`littlekit.evals.jeopardy`) ---------------------------
+
+NGSS_SYSTEM = """You are a science curriculum specialist. You place quiz facts in the grade band \
+of United States schooling where the Next Generation Science Standards (NGSS) teach them.
+
+You will see a Jeopardy! clue and its correct response. Decide which idea a student must know \
+to give the response, and find the band in which NGSS first teaches that idea:
+- K5: kindergarten to grade 5 (the codes K-, 1- to 5- below)
+- K8: middle school, grades 6 to 8 (MS- codes)
+- K12: high school, grades 9 to 12 (HS- codes)
+- OOS: beyond school science (university or specialist knowledge, or no NGSS idea at all)
+
+Judge the scientific idea, not the wording of the clue: a hard word for a simple idea is still \
+the band of the idea, and a trivia detail (a name, a date, a record) belongs to the band of the \
+idea it is about. If you are unsure between two bands, choose the higher one.
+
+NGSS disciplinary core ideas, with one performance expectation each:
+{dci_text}
+
+Respond with one JSON object and nothing else:
+{{"rationale": "<one sentence naming the idea>", "dci": "<the closest code, e.g. 2-LS4 or MS-PS1>", \
+"band": "<K5|K8|K12|OOS>"}}"""
+
+NGSS_USER = """{text}
+
+In which grade band does NGSS teach the fact needed for this response? Answer with the JSON object only."""
+
+_DCI_RE = re.compile(r"^((?:K|\d|MS|HS)-(?:ESS|LS|PS)\d)")
+
+
+def dci_code(performance_expectation: str) -> str | None:
+    """'2-LS4-1' -> '2-LS4'; None for engineering (ETS) and codes of other shapes."""
+    match = _DCI_RE.match(performance_expectation)
+    return match.group(1) if match else None
+
+
+def dci_table(standards: pd.DataFrame, per_dci: int = 1, max_chars: int = 200) -> pd.DataFrame:
+    """NGSS disciplinary core ideas of a standards table (`littlekit.databuild.corpora.load_standards`):
+    `dci, band, subject, text` (the first `per_dci` expectations of each, cut near `max_chars`)."""
+    ngss = standards[standards["framework"].str.upper() == "NGSS"].copy()
+    ngss["dci"] = ngss["code"].map(dci_code)
+    ngss = ngss[ngss["dci"].notna()]
+    rows = []
+    for dci, group in ngss.groupby("dci", sort=False):
+        texts = [
+            t if len(t) <= max_chars else t[: max_chars - 3].rsplit(" ", 1)[0] + "..."
+            for t in group["text"].head(per_dci)
+        ]
+        rows.append(
+            {
+                "dci": dci,
+                "band": group["band"].iloc[0],
+                "subject": group["subject"].iloc[0],
+                "text": " ".join(texts),
+            }
+        )
+    return pd.DataFrame(rows, columns=["dci", "band", "subject", "text"])
+
+
+def build_ngss_prompt(standards: pd.DataFrame, per_dci: int = 1) -> JudgePrompt:
+    """The Jeopardy judge's prompt, named "ngss_science": a clue's band is the band of the NGSS idea
+    its response needs, and the system text quotes every DCI of `standards` (`dci_table`)."""
+    table = dci_table(standards, per_dci=per_dci)
+    lines = [f"- {r.dci} ({r.band}, {r.subject}): {r.text}" for r in table.itertuples(index=False)]
+    system = NGSS_SYSTEM.format(dci_text="\n".join(lines))
+    return JudgePrompt(name="ngss_science", system=system, user_template=NGSS_USER)

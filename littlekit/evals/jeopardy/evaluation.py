@@ -1,0 +1,107 @@
+"""Scoring a causal LM on the clues: greedy answers graded (pass@1) and the gold response's
+bits per byte given a few-shot prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from littlekit.evals.answers import grade_response
+from littlekit.io import sha256_file
+
+# Fixed few-shot examples (written for this project; not in the clue set).
+SHOTS: tuple[tuple[str, str, str], ...] = (
+    ("ANIMALS", "This large gray animal uses its long trunk to drink and to pick up food", "an elephant"),
+    ("WEATHER", "Water falling from clouds as drops is called this", "rain"),
+    ("THE HUMAN BODY", "This organ in your chest pumps blood around your body", "the heart"),
+)
+PROMPT_HEADER = "Jeopardy! science clues and their correct responses.\n\n"
+
+
+def format_prompt(category: str, clue: str, shots: Sequence[tuple[str, str, str]] = SHOTS) -> str:
+    """A few-shot base-model prompt ending in "Response:"; the answer follows after a space."""
+    blocks = [f"Category: {c}\nClue: {q}\nResponse: {r}\n\n" for c, q, r in shots]
+    return PROMPT_HEADER + "".join(blocks) + f"Category: {category}\nClue: {clue}\nResponse:"
+
+
+def evaluate_generation(
+    model: Any,
+    tokenizer: Any,
+    clues: pd.DataFrame,
+    max_new_tokens: int = 16,
+    batch_size: int = 16,
+    shots: Sequence[tuple[str, str, str]] = SHOTS,
+) -> pd.DataFrame:
+    """Greedy answers (pass@1) for every clue: the clue frame plus `completion` and `correct`."""
+    from littlekit.evals.generate import greedy
+
+    prompts = [format_prompt(c, q, shots) for c, q in zip(clues["category"], clues["clue"], strict=True)]
+    completions = greedy(model, tokenizer, prompts, max_new_tokens, batch_size, stop=("\n",))
+    correct = [grade_response(c, r) for c, r in zip(completions, clues["response"], strict=True)]
+    return clues.assign(completion=completions, correct=correct)
+
+
+def pass_at_1(results: pd.DataFrame, by: Sequence[str] = ("model", "split")) -> pd.DataFrame:
+    """Accuracy per group with 95% Wilson intervals: `n, correct, accuracy, ci_low, ci_high`."""
+    from littlekit.stats import wilson_interval
+
+    table = results.groupby(list(by), sort=False)["correct"].agg(n="size", correct="sum").reset_index()
+    table["correct"] = table["correct"].astype(int)
+    table["accuracy"] = table["correct"] / table["n"]
+    low, high = wilson_interval(table["correct"].to_numpy(), table["n"].to_numpy())
+    table["ci_low"], table["ci_high"] = low, high
+    return table
+
+
+def evaluate_likelihood(
+    model: Any,
+    tokenizer: Any,
+    clues: pd.DataFrame,
+    batch_size: int = 16,
+    shots: Sequence[tuple[str, str, str]] = SHOTS,
+) -> pd.DataFrame:
+    """Per clue: nats, bytes and tokens of " <gold response>" given the few-shot prompt.
+
+    `logprob` is the response's total log-probability (nats, negative); bits per byte per split
+    come from `likelihood_table`, summed over clues as `corpus_bpb` does.
+    """
+    from littlekit.evals.bpb import corpus_bpb
+
+    pairs = [
+        (format_prompt(c, q, shots), " " + r)
+        for c, q, r in zip(clues["category"], clues["clue"], clues["response"], strict=True)
+    ]
+    result = corpus_bpb(model, tokenizer, pairs, batch_size=batch_size, per_doc=True)
+    docs = result["per_doc"]
+    return clues.assign(
+        nats=[d["nats"] for d in docs],
+        bytes=[d["bytes"] for d in docs],
+        tokens=[d["tokens"] for d in docs],
+        logprob=[-d["nats"] for d in docs],
+    )
+
+
+def likelihood_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "split")) -> pd.DataFrame:
+    """Per group: clues, corpus bits per byte of the gold responses, mean log-prob per response and token."""
+    import math
+
+    table = (
+        scored.groupby(list(by), sort=False)
+        .agg(
+            n=("nats", "size"),
+            nats=("nats", "sum"),
+            bytes=("bytes", "sum"),
+            tokens=("tokens", "sum"),
+            mean_logprob=("logprob", "mean"),
+        )
+        .reset_index()
+    )
+    table["bpb"] = table["nats"] / (math.log(2) * table["bytes"])
+    table["logprob_per_token"] = -table["nats"] / table["tokens"]
+    return table
+
+
+# to record which Jeopardy file a run read
+file_sha256 = sha256_file
