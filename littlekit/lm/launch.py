@@ -17,8 +17,9 @@ The trainer's command line is generated from `TrainConfig`'s fields (`train_argv
 derive itself is a launch flag too, parsed as `littlekit train` parses it and with its default
 (but the script's own: --precision bf16, --resume auto, no progress bar); `check_script` parses
 the result with the trainer's own parser. The script passes `--resume auto` and saves `last/`
-about every `--checkpoint-hours`, so when a job hits its time limit, submitting the same script
-again continues the run. The command line itself is `littlekit.lm.launch_command`.
+about every `--checkpoint-hours` (at most half a job's time limit, and at most the run's steps),
+so when a job hits its time limit, submitting the same script again continues the run; a plan
+whose single step would outlast a job is refused. The command line itself is `littlekit.lm.launch_command`.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ GPUS: dict[str, GPU] = {
 DEFAULT_MFU = 0.40  # our assumption: well-tuned dense-model training reaches 35-50% of BF16 peak
 MEMORY_HEADROOM = 0.10  # kept free for the CUDA context, NCCL buffers, workspaces, fragmentation
 TIME_MARGIN = 0.20  # the Slurm time limit is the estimate plus this fraction, rounded up to an hour
+JOB_SAVE_SHARE = 0.5  # last/ is saved at least this often, as a share of one job's time limit
 
 # The paper's 5B run: 100 h on 8 B200 (section 3.2); 80B training tokens (3.3, A.4), 88B corpus.
 PAPER_RUN = {"size": "5B", "gpu": "B200", "n_gpus": 8, "hours": 100.0, "tokens": (80e9, 88e9)}
@@ -212,6 +214,7 @@ class Plan:
     hours: float = 0.0
     gpu_hours: float = 0.0
     save_every: int = 0
+    save_hours: float = 0.0  # the estimated hours between two saves of last/
 
     @property
     def ok(self) -> bool:
@@ -339,10 +342,31 @@ def make_plan(config: LaunchConfig) -> Plan:
                     f"--mfu ({c.mfu:g}) and the number of GPUs"
                 )
                 return plan
-            _check_time(plan)
-            if c.checkpoint_hours > 0 and plan.hours > 0:
-                plan.save_every = max(1, round(plan.steps * c.checkpoint_hours / plan.hours))
+            limit = _check_time(plan)  # None without --time, or when it is refused
+            if c.checkpoint_hours > 0 and plan.hours > 0 and (limit is not None or c.time is None):
+                _plan_saves(plan, limit)
     return plan
+
+
+def _plan_saves(plan: Plan, limit: float | None) -> None:
+    """save_every: about every --checkpoint-hours, but at most JOB_SAVE_SHARE of one job's time
+    limit (--time, else the script's own), so every job of a resubmitted run writes last/ before
+    Slurm stops it, and at most the run's steps. A problem when one step outlasts a job."""
+    c = plan.config
+    if limit is None:  # the script's own limit: the estimate plus TIME_MARGIN
+        limit = parse_slurm_time(slurm_time(plan.hours * (1.0 + TIME_MARGIN)))
+    step_hours = plan.hours / plan.steps
+    if step_hours >= limit:
+        plan.problems.append(
+            f"--time {time_limit(plan)}: one optimizer step is estimated at {step_hours * 3600:,.0f} s, "
+            f"longer than a job's time limit, so no job could ever save last/ and each resubmission "
+            f"would start over; give a longer --time, or more GPUs"
+        )
+        return
+    wanted = round(plan.steps * c.checkpoint_hours / plan.hours)
+    fit = math.floor(plan.steps * limit * JOB_SAVE_SHARE / plan.hours)  # the most steps of half a job
+    plan.save_every = max(1, min(plan.steps, wanted, fit))
+    plan.save_hours = plan.save_every * step_hours
 
 
 def _check_memory(plan: Plan, gpu: GPU) -> None:
@@ -361,25 +385,27 @@ def _check_memory(plan: Plan, gpu: GPU) -> None:
     )
 
 
-def _check_time(plan: Plan) -> None:
+def _check_time(plan: Plan) -> float | None:
+    """--time in hours (None without one, or when it is refused)."""
     if plan.config.time is None:
-        return
+        return None
     try:
         limit = parse_slurm_time(plan.config.time)
     except ValueError as exc:
         plan.problems.append(str(exc))
-        return
+        return None
     if not 0 < limit <= MAX_HOURS:
         plan.problems.append(
             f"--time {plan.config.time}: a time limit must be more than 0 and at most {MAX_HOURS:,} h"
         )
-        return
+        return None
     if limit < plan.hours:
         jobs = math.ceil(plan.hours / limit)
         plan.warnings.append(
             f"time limit {plan.config.time} is shorter than the {plan.hours:.1f} h estimate: "
             f"about {jobs} jobs, each resuming from the last checkpoint"
         )
+    return limit
 
 
 def check_script(plan: Plan) -> list[str]:
@@ -530,7 +556,7 @@ def plan_lines(plan: Plan) -> list[str]:
         f"time: {plan.hours:.1f} h wall, {plan.gpu_hours:,.0f} GPU-hours at an assumed MFU of "
         f"{c.mfu:.0%} of {gpu.peak_bf16 / 1e12:,.0f} TFLOPS dense BF16 per GPU; "
         f"Slurm limit {time_limit(plan)}; last/ saved and validation run every {plan.save_every:,} "
-        f"steps (~{c.checkpoint_hours:g} h)",
+        f"steps (~{plan.save_hours:.3g} h)",
     ]
 
 
