@@ -289,7 +289,7 @@ def fit_label_set(
 # --- the command line -----------------------------------------------------------------------------
 
 
-def add_fit_parser(subparsers) -> argparse.ArgumentParser:
+def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """`littlekit fit {all,labels,aoa,fasttext,encoder,operating-point,word-table}`."""
     parser = subparsers.add_parser(
         "fit",

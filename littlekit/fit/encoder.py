@@ -23,9 +23,13 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from littlekit.filter.encoder import LABELS, MAX_LENGTH, MODEL_INPUTS, save_label_map
+
+if TYPE_CHECKING:  # annotations only: training takes DataFrames, but these modules never load pandas
+    import pandas as pd
+
 from littlekit.fit.encoder_top import (  # noqa: F401
     ENCODER_BASES,
     MINILM,
@@ -67,7 +71,7 @@ TINY_SIZE: dict[str, Any] = {
 }
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_length: int = MAX_LENGTH):
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_length: int = MAX_LENGTH) -> Any:
     """A lower-casing WordPiece tokenizer built from `texts`, wrapped so AutoTokenizer reloads it.
 
     Every encoding is `[CLS] text [SEP]`; [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4. The
@@ -103,7 +107,9 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, model_max_leng
     )
 
 
-def wordpiece_vocab(texts: Iterable[str], vocab_size: int, normalizer, pre_tokenizer) -> dict[str, int]:
+def wordpiece_vocab(
+    texts: Iterable[str], vocab_size: int, normalizer: Any, pre_tokenizer: Any
+) -> dict[str, int]:
     """A deterministic WordPiece vocabulary {token: id} of at most `vocab_size` tokens.
 
     Words are the pre-tokenizer's pieces of the normalised texts, counted. Ids: the special tokens
@@ -134,7 +140,7 @@ def wordpiece_vocab(texts: Iterable[str], vocab_size: int, normalizer, pre_token
 
 
 def tiny_modernbert_config(
-    tokenizer,
+    tokenizer: Any,
     hidden_size: int = TINY_SIZE["hidden_size"],
     num_hidden_layers: int = TINY_SIZE["num_hidden_layers"],
     num_attention_heads: int = TINY_SIZE["num_attention_heads"],
@@ -142,7 +148,7 @@ def tiny_modernbert_config(
     dropout: float = TINY_SIZE["dropout"],
     max_position_embeddings: int = MAX_LENGTH,
     classifier_pooling: str = "mean",
-):
+) -> Any:
     """A ModernBertConfig for a four-band classifier over `tokenizer`'s vocabulary.
 
     ModernBERT's positions are rotary, so max_position_embeddings costs no parameters; it must
@@ -206,8 +212,8 @@ def build_tiny_modernbert(
 
 
 def train_tiny_encoder(
-    train,
-    valid,
+    train: pd.DataFrame,
+    valid: pd.DataFrame | None,
     out_dir: str | Path,
     config: EncoderTrainConfig | None = None,
     vocab_size: int = 8000,

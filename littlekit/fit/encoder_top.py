@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from littlekit.fit.encoder_training import (
     band_ids,
     macro_f1,
 )
+
+if TYPE_CHECKING:  # annotations only: training takes DataFrames, but these modules never load pandas
+    import pandas as pd
 
 TINY_MODERNBERT = "tiny-modernbert"
 MINILM = "minilm"
@@ -187,7 +190,7 @@ def _stack_states(states: Sequence[tuple[Any, Any, Any]]):
     return torch.stack([s[0] for s in states]), keys, values, mask
 
 
-def top_probs(top, frozen: FrozenStates, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+def top_probs(top: Any, frozen: FrozenStates, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
     """Class probabilities [n, classes] of texts from a trained top and its frozen states."""
     import torch
 
@@ -202,11 +205,11 @@ def top_probs(top, frozen: FrozenStates, texts: Sequence[str], batch_size: int =
 
 def train_top(
     frozen: FrozenStates,
-    train,
-    valid=None,
+    train: pd.DataFrame,
+    valid: pd.DataFrame | None = None,
     out_dir: str | Path | None = "encoder",
     config: EncoderTrainConfig | None = None,
-):
+) -> tuple[TrainResult, Any]:
     """Train the top of a pretrained BERT classifier on frozen states; save the whole classifier.
 
     What is trained: the last layer's path for the [CLS] token (query projection, attention output,

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from littlekit.filter.encoder import (
     predict_probs,
     save_label_map,
 )
+
+if TYPE_CHECKING:  # annotations only: training takes DataFrames, but these modules never load pandas
+    import pandas as pd
 
 log = logging.getLogger("littlekit.fit.encoder")  # the epoch lines keep the logger they always had
 TINY_MAX_LENGTH = 256  # the embedded default's truncation: most passages fit, the CPU stays fast
@@ -85,8 +88,8 @@ def band_ids(bands: Iterable[str]) -> list[int]:
 
 def fine_tune(
     model_dir_or_id: str | Path,
-    train,
-    valid=None,
+    train: pd.DataFrame,
+    valid: pd.DataFrame | None = None,
     out_dir: str | Path = "encoder",
     config: EncoderTrainConfig | None = None,
 ) -> TrainResult:
@@ -213,7 +216,9 @@ def _fit(module, epoch_batches, batch_loss, validate, optimizer, scheduler, conf
     return history, step_losses, best_epoch
 
 
-def evaluate(model, tokenizer, frame, batch_size: int = 64, max_length: int = MAX_LENGTH) -> dict[str, float]:
+def evaluate(
+    model: Any, tokenizer: Any, frame: pd.DataFrame, batch_size: int = 64, max_length: int = MAX_LENGTH
+) -> dict[str, float]:
     """Validation loss (mean cross-entropy), accuracy and macro-F1 over the bands present."""
     model.eval()
     probs, _ = predict_probs(model, tokenizer, list(frame["text"]), batch_size, max_length)

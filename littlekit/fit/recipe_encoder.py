@@ -24,6 +24,7 @@ from littlekit.fit.encoder import (
     resolve_encoder_base,
     train_top,
 )
+from littlekit.fit.encoder_training import TrainResult
 from littlekit.fit.generalisation import (
     add_symbolic_verdicts,
     corpus_of,
@@ -169,7 +170,7 @@ def train_encoder(
     model_dir: str | os.PathLike,
     train_config: EncoderTrainConfig,
     recipe: EncoderRecipe,
-):
+) -> TrainResult | None:
     """Train (a top, or the whole model) and save it to `model_dir`; the TrainResult, or None when the
     recipe takes a given model as it is (then it is copied to `model_dir`)."""
     if start.frozen is not None:

@@ -4,6 +4,7 @@ them, and the blocked-token share that decides a document."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -11,6 +12,7 @@ import pandas as pd
 
 from littlekit import runs
 from littlekit.databuild import corpora
+from littlekit.filter.cascade import Outcome
 from littlekit.filter.filter_config import OperatingPoint, read_operating_point
 from littlekit.filter.registry import build_stages
 from littlekit.filter.word_table import (
@@ -141,7 +143,7 @@ class WordTable:
 
 
 def word_table_from_outcomes(
-    outcomes,
+    outcomes: Iterable[Outcome],
     min_count: int,
     alpha: float,
     min_documents: int = DEFAULT_MIN_DOCUMENTS,
