@@ -1,14 +1,86 @@
 """`littlekit train` and `littlekit launch` against what a careless or hostile user does (issue 26).
 
-Here: a launch plan whose jobs are shorter than its checkpoint interval.
+A finished run directory trained over without --resume, a learning rate that makes the loss
+NaN, a launch plan whose jobs are shorter than its checkpoint interval, a crash between the two
+renames of a checkpoint swap, token ids beyond the vocabulary, an unwritable --run-dir. Each case
+trains the real tiny model on real shards (tests/train_data.py) through the command line.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
 from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from train_data import make_train_data
 
 from littlekit.cli import main
 from littlekit.lm.launch import LaunchConfig, make_plan, parse_slurm_time, plan_lines
+from littlekit.lm.shards import ShardError, TokenShards
+from littlekit.lm.train import TrainConfig
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
+
+TINY = ["--size", "nano", "--seq-len", "32", "--global-batch", "4", "--micro-batch", "2", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, str]:
+    return make_train_data(tmp_path_factory.mktemp("train_data"))
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("LITTLEKIT_DEBUG", raising=False)
+
+
+def train_argv(data: dict[str, str], run_dir: Path, *extra: str, val: bool = True) -> list[str]:
+    argv = ["train", "--data", data["train"], "--tokenizer", data["tokenizer"], "--run-dir", str(run_dir)]
+    return [*argv, *(["--val-data", data["val"]] if val else []), *TINY, *extra]
+
+
+def tiny_config(data: dict[str, str], run_dir: Path, **overrides) -> TrainConfig:
+    base = TrainConfig(data=data["train"], val_data=data["val"], tokenizer=data["tokenizer"],
+                       run_dir=str(run_dir), size="nano", seq_len=32, global_batch=4, micro_batch=2,
+                       max_steps=6, eval_every=2, progress=False)  # fmt: skip
+    return replace(base, **overrides)
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def strict_records(path: Path) -> list[dict]:
+    """metrics.jsonl read as strict JSON: NaN, Infinity and -Infinity are refused."""
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{path} holds {name}, which is not JSON")
+
+    return [json.loads(line, parse_constant=refuse) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def finite_checkpoint(path: Path) -> bool:
+    from safetensors.torch import load_file
+
+    return all(torch.isfinite(tensor).all() for tensor in load_file(path / "model.safetensors").values())
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "error:" in lines[0]
+    return lines[0]
+
 
 # --- 3. launch: every job of a resubmitted run can write last/ ---------------------------------------
 
@@ -43,3 +115,42 @@ def test_a_plan_whose_jobs_can_never_checkpoint_is_refused(tmp_path, capsys):
     assert main(argv) == 2
     assert "no job could ever save last/" in capsys.readouterr().err
     assert not (tmp_path / "job.sbatch").exists()
+
+
+# --- 4. token ids beyond the vocabulary ----------------------------------------------------------
+
+
+@pytest.fixture
+def bad_ids(data, tmp_path) -> Path:
+    shards = tmp_path / "train"
+    shutil.copytree(data["train"], shards)
+    tokens = np.memmap(shards / "shard_00000.bin", dtype=np.uint16, mode="r+")
+    tokens[1000::40] = 60_000  # beyond the 384-id vocabulary, in most documents; the sizes stay right
+    tokens.flush()
+    del tokens
+    return shards
+
+
+def test_token_ids_beyond_the_vocabulary_are_named_with_their_shard(data, bad_ids, tmp_path, capsys):
+    argv = train_argv(data, tmp_path / "run", "--max-steps", "40", val=False)
+    argv[argv.index("--data") + 1] = str(bad_ids)
+    assert main(argv) == 1
+    line = one_error_line(capsys.readouterr().err)
+    for fragment in ("shard_00000.bin", "token id 60,000", "outside the vocabulary of 384", "write_shards"):
+        assert fragment in line, (fragment, line)
+    assert "IndexError" not in line
+    assert not (tmp_path / "run" / "last").exists()
+    with pytest.raises(ShardError, match="shard_00000.bin holds token id 60,000 at position 1,000"):
+        TokenShards(bad_ids).document(0)
+
+
+def test_a_manifest_claiming_a_larger_vocabulary_than_the_tokenizer_is_refused(data, tmp_path, capsys):
+    shards = tmp_path / "train"
+    shutil.copytree(data["train"], shards)
+    manifest = json.loads((shards / "manifest.json").read_text())
+    manifest["vocab_size"] = 60_001
+    (shards / "manifest.json").write_text(json.dumps(manifest))
+    argv = train_argv(data, tmp_path / "run", "--max-steps", "2", val=False)
+    argv[argv.index("--data") + 1] = str(shards)
+    assert main(argv) == 1
+    assert "vocab_size 60,001" in one_error_line(capsys.readouterr().err)

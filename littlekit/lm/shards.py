@@ -11,7 +11,8 @@ Layout of a shard directory written by `write_shards`:
 
 `TokenShards` checks a directory against its manifest when it opens it (every shard file's size
 against its token count and dtype, the documents table against the totals) and raises ShardError,
-one message naming the file and how to rebuild it, rather than failing later inside a batch.
+one message naming the file and how to rebuild it, rather than failing later inside a batch; each
+shard's token ids are checked against the manifest's vocabulary when the shard is first read.
 
 `BatchLoader` builds every row from whole documents: a row starts at a document's BOS, the
 following documents (in the source's seeded per-epoch order) are packed after it, and the
@@ -374,8 +375,24 @@ class TokenShards:
     def _shard(self, index: int) -> np.ndarray:
         if index not in self._maps:
             path = self.dir / self.manifest["shards"][index]["file"]
-            self._maps[index] = np.asarray(np.memmap(path, dtype=self.dtype, mode="r"))
+            tokens = np.asarray(np.memmap(path, dtype=self.dtype, mode="r"))
+            self._check_ids(path, tokens)
+            self._maps[index] = tokens
         return self._maps[index]
+
+    def _check_ids(self, path: Path, tokens: np.ndarray) -> None:
+        """ShardError naming the file when one of its ids is outside the manifest's vocabulary (a
+        damaged file, or one written with another tokenizer), before a batch carries it into a
+        model; read once per shard, when it is first mapped."""
+        vocab = self.manifest.get("vocab_size")
+        if vocab is None or not len(tokens) or int(tokens.max()) < int(vocab):
+            return
+        position = int(np.argmax(tokens >= int(vocab)))
+        raise ShardError(
+            f"{path} holds token id {int(tokens[position]):,} at position {position:,}, outside the "
+            f"vocabulary of {int(vocab):,} ids that {self.dir / MANIFEST} gives (a damaged file, or "
+            f"one written with another tokenizer); {_rebuild(self.dir)}"
+        )
 
     def document(self, index: int, max_tokens: int | None = None) -> np.ndarray:
         """Document `index` as int64 ids (BOS ... EOS), optionally only its first max_tokens."""

@@ -75,10 +75,18 @@ def check_vocabulary(tokenizer: Any, directories: list[str]) -> None:
 
     own = _vocab_sha256(tokenizer)
     for directory in directories:
-        if TokenShards(directory).require_documents().manifest["vocab_sha256"] != own:
+        manifest = TokenShards(directory).require_documents().manifest
+        if manifest["vocab_sha256"] != own:
             raise ShardError(
                 f"{directory} was tokenised with another vocabulary than {tokenizer.name_or_path}: pass "
                 f"the tokenizer the shards were written with, or rebuild them with this one (write_shards)"
+            )
+        if int(manifest.get("vocab_size", len(tokenizer))) > len(tokenizer):
+            # TokenShards bounds each shard's ids by this size, so it may not exceed the tokenizer's.
+            raise ShardError(
+                f"{Path(directory) / 'manifest.json'} gives vocab_size {manifest['vocab_size']:,}, but "
+                f"its vocabulary ({tokenizer.name_or_path}) has {len(tokenizer):,} ids; rebuild the "
+                f"shards with write_shards"
             )
 
 
