@@ -22,7 +22,8 @@ from train_data import make_train_data
 from littlekit.cli import main
 from littlekit.lm.launch import LaunchConfig, make_plan, parse_slurm_time, plan_lines
 from littlekit.lm.shards import ShardError, TokenShards
-from littlekit.lm.train import TrainConfig
+from littlekit.lm.train import TrainConfig, train
+from littlekit.lm.train import checkpoint as checkpoint_module
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
@@ -117,7 +118,41 @@ def test_a_plan_whose_jobs_can_never_checkpoint_is_refused(tmp_path, capsys):
     assert not (tmp_path / "job.sbatch").exists()
 
 
-# --- 4. token ids beyond the vocabulary ----------------------------------------------------------
+# --- 4. a crash between the checkpoint renames, ids beyond the vocabulary ---------------------------
+
+
+def test_resume_after_a_crash_between_the_two_renames(data, tmp_path):
+    straight = train(tiny_config(data, tmp_path / "straight"))
+    split = tiny_config(data, tmp_path / "split")
+    assert train(replace(split, stop_at=3)).steps == 3
+    run_dir = Path(split.run_dir)
+    # What a crash after `last -> last.old` and before `last.tmp -> last` leaves behind.
+    (run_dir / "last").rename(run_dir / "last.old")
+    shutil.copytree(run_dir / "last.old", run_dir / "last.tmp")
+    second = train(replace(split, resume="auto"))
+    assert second.resumed_from_step == 3 and second.steps == 6
+    assert second.losses == pytest.approx(straight.losses[3:], rel=1e-6, abs=1e-6)
+    assert [r["step"] for r in strict_records(run_dir / "metrics.jsonl")] == list(range(7))
+    assert not (run_dir / "last.old").exists() and not (run_dir / "last.tmp").exists()
+
+
+def test_a_failed_swap_keeps_the_only_complete_checkpoint(data, tmp_path, monkeypatch):
+    config = tiny_config(data, tmp_path, max_steps=2, val_data=None)
+    train(config)
+    (tmp_path / "last").rename(tmp_path / "last.old")  # the state a crashed swap left
+    real_rename = Path.rename
+
+    def failing_rename(self, target):
+        if self.name == "last.tmp":
+            raise OSError("disk full")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", failing_rename)
+    with pytest.raises(OSError, match="disk full"):
+        train(replace(config, resume="auto", max_steps=3))
+    monkeypatch.setattr(Path, "rename", real_rename)
+    assert (tmp_path / "last.old" / "trainer_state.pt").exists()
+    assert checkpoint_module.resolve_resume(replace(config, resume="auto")) == tmp_path / "last.old"
 
 
 @pytest.fixture

@@ -12,13 +12,13 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from littlekit.lm.train.config import LAST, STATE_JSON, STATE_PT, TrainConfig
+from littlekit.lm.train.config import LAST, OLD, STATE_JSON, STATE_PT, TrainConfig
 from littlekit.lm.train.distributed import Dist, barrier
 
 
@@ -72,8 +72,13 @@ def write_checkpoint(
     model_state: dict[str, Any],
     info: dict[str, Any],
     trainer_state: dict[str, Any] | None,
+    before_swap: Callable[[], None] | None = None,
 ) -> None:
-    """Write into a fresh sibling directory, then swap it in, so a crash never leaves half a checkpoint."""
+    """Write into a fresh sibling directory, then swap it in, so a crash never leaves half a checkpoint.
+
+    The previous checkpoint is renamed to path.old while the new one is renamed in, so at every
+    moment path/ or path.old/ holds a complete one. `before_swap` runs once the new one is complete
+    and before either rename."""
     tmp = path.with_name(path.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     with no_transformers_bars():
@@ -82,10 +87,14 @@ def write_checkpoint(
     if trainer_state is not None:
         torch.save(trainer_state, tmp / STATE_PT)
     (tmp / STATE_JSON).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    old = path.with_name(path.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if path.exists():
+    if before_swap is not None:
+        before_swap()
+    old = path.with_name(path.name + OLD)
+    if path.exists():  # complete (only a finished sibling is ever renamed in), so old/ may go
+        shutil.rmtree(old, ignore_errors=True)
         path.rename(old)
+    # Until the rename below, old/ is the complete checkpoint (`resolve_resume` looks there too);
+    # without path/ (a crash here last time) it is the only one, and it is kept until now.
     tmp.rename(path)
     shutil.rmtree(old, ignore_errors=True)
 
@@ -99,16 +108,18 @@ def save_checkpoint(
     info: dict[str, Any],
     optimizer: Any = None,
     loader: Any = None,
+    before_swap: Callable[[], None] | None = None,
 ) -> None:
     """Gather the model (every rank) and write `path` (rank 0); with the optimizer and the loader
-    also the trainer state that `resume` continues from (last/), without them the weights (best/)."""
+    also the trainer state that `resume` continues from (last/), without them the weights (best/).
+    `before_swap` (rank 0) as in `write_checkpoint`."""
     model_state, optim_state = full_state(wrapped, optimizer)
     if d.main:
         trainer_state = None
         if optimizer is not None:
             trainer_state = {**info, "optimizer": optim_state, "loader": loader.state_dict(),
                              "rng": rng_state(d.device)}  # fmt: skip
-        write_checkpoint(path, raw, tokenizer, model_state, info, trainer_state)
+        write_checkpoint(path, raw, tokenizer, model_state, info, trainer_state, before_swap)
     barrier(d)
 
 
@@ -126,13 +137,17 @@ def set_rng_state(state: dict[str, Any], device: torch.device) -> None:
 
 
 def resolve_resume(config: TrainConfig) -> Path | None:
-    """The checkpoint to resume from: config.resume, or with "auto" run_dir/last/ if it exists."""
+    """The checkpoint to resume from: config.resume, or with "auto" run_dir/last/ if it exists
+    (else last.old/, the complete one a crash between write_checkpoint's two renames leaves)."""
     if config.resume is None:
         return None
     if config.resume == "auto":
         # A first submission finds no last/ and starts fresh; a resubmitted job continues.
         last = Path(config.run_dir) / LAST
-        return last if (last / STATE_PT).exists() else None
+        for candidate in (last, last.with_name(LAST + OLD)):
+            if (candidate / STATE_PT).exists():
+                return candidate
+        return None
     path = Path(config.resume)
     if not (path / STATE_PT).exists():
         raise FileNotFoundError(f"{path / STATE_PT} not found: not a `last/` checkpoint of littlekit train")

@@ -26,6 +26,7 @@ PARALLEL = ("ddp", "fsdp")
 PRECISIONS = ("auto", "bf16", "fp32")
 OPTIMIZERS = ("muon", "adamw")
 LAST, BEST = "last", "best"
+OLD = ".old"  # last.old/: the previous checkpoint while write_checkpoint swaps the new one in
 METRICS = "metrics.jsonl"
 STATE_PT, STATE_JSON = "trainer_state.pt", "trainer_state.json"
 CONFIG_JSON = "train_config.json"
