@@ -24,7 +24,13 @@ as one process accumulating them.
 Every `eval_every` steps (and at the start and the end) validation bits per byte is measured on
 the held-out stream of `val_data` (`shards.eval_batches`, split over ranks, Σ nats / (ln 2 · Σ
 bytes) from the shards' byte counts); the checkpoint with the lowest value is kept in `best/`.
-`last/` is written every `save_every` steps and at the end. A checkpoint directory holds the
+`last/` is written every `save_every` steps and at the end, swapped in whole (while it is, the
+previous one is `last.old/`, which `resume="auto"` takes when `last/` is missing). A step whose loss
+or gradient norm is not finite stops the run (`TrainingDiverged`) and nothing of it is saved; the
+non-finite numbers of its metrics record are written as null. `littlekit train` refuses a fresh
+run in a run directory that holds one (last/, best/, metrics.jsonl) unless `--force`; a fresh run
+there writes its train_config.json and metrics.jsonl beside the old ones (`name.new`) and replaces
+the old run's files only once its own first checkpoint is complete. A checkpoint directory holds the
 model in `save_pretrained` format (config.json, model.safetensors), the tokenizer, and
 `trainer_state.pt` (optimizer, step, loader position, RNG; `last/` only) with a readable
 `trainer_state.json`, so `AutoModelForCausalLM.from_pretrained` and
@@ -41,7 +47,14 @@ train`). Everything public is importable from here, as it was when this was one 
 """
 
 from littlekit.lm.train.checkpoint import load_trainer_state, resolve_resume
-from littlekit.lm.train.checks import accumulation_steps, check_config, check_inputs, check_seq_len
+from littlekit.lm.train.checks import (
+    accumulation_steps,
+    check_config,
+    check_fresh_run_dir,
+    check_inputs,
+    check_seq_len,
+    check_writable,
+)
 from littlekit.lm.train.command import run_train_command, summary_lines
 from littlekit.lm.train.config import (
     BEST,
@@ -55,6 +68,7 @@ from littlekit.lm.train.config import (
     OPTIMIZERS,
     PARALLEL,
     PRECISIONS,
+    RESULTS,
     STATE_JSON,
     STATE_PT,
     STEPS,
@@ -69,13 +83,21 @@ from littlekit.lm.train.config import (
     setting_argv,
 )
 from littlekit.lm.train.fused_loss import CHUNK_ELEMENTS, chunk_rows, linear_cross_entropy, make_loss
-from littlekit.lm.train.loop import build_model, build_optimizer, build_schedule, train, train_side_by_side
+from littlekit.lm.train.loop import (
+    TrainingDiverged,
+    build_model,
+    build_optimizer,
+    build_schedule,
+    train,
+    train_side_by_side,
+)
 
 __all__ = [
     "BEST", "CHUNK_ELEMENTS", "CONFIG_JSON", "COUNT", "LAST", "MAX_COUNT", "MAX_SEED", "METRICS", "MIXES",
-    "OPTIMIZERS", "PARALLEL", "PRECISIONS", "STATE_JSON", "STATE_PT", "STEPS", "Flag", "TrainConfig",
-    "TrainResult", "accumulation_steps", "add_setting_flags", "add_train_parser", "build_model",
-    "build_optimizer", "build_schedule", "check_config", "check_inputs", "check_seq_len", "chunk_rows",
+    "OPTIMIZERS", "PARALLEL", "PRECISIONS", "RESULTS", "STATE_JSON", "STATE_PT", "STEPS", "Flag",
+    "TrainConfig", "TrainResult", "TrainingDiverged", "accumulation_steps", "add_setting_flags",
+    "add_train_parser", "build_model", "build_optimizer", "build_schedule", "check_config",
+    "check_fresh_run_dir", "check_inputs", "check_seq_len", "check_writable", "chunk_rows",
     "config_from_args", "linear_cross_entropy", "load_trainer_state", "make_loss", "parse_source",
     "resolve_resume", "run_train_command", "setting", "setting_argv", "summary_lines", "train",
     "train_side_by_side",

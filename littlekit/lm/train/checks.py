@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from littlekit.lm.shards import TokenShards
 from littlekit.lm.sizes import QWEN3_SIZES
 from littlekit.lm.train.checkpoint import resolve_resume
-from littlekit.lm.train.config import MAX_COUNT, MAX_SEED, OPTIMIZERS, PARALLEL, TrainConfig
+from littlekit.lm.train.config import MAX_COUNT, MAX_SEED, OPTIMIZERS, PARALLEL, RESULTS, TrainConfig
 
 
 def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
@@ -126,6 +127,46 @@ def check_inputs(config: TrainConfig) -> None:
         raise FileNotFoundError(f"argument --resume: {exc}") from None
     for directory in list(sources) + ([config.val_data] if config.val_data else []):
         TokenShards(directory).require_documents()
+    check_writable(run_dir)
+    check_fresh_run_dir(config)
+
+
+def check_writable(run_dir: str | os.PathLike) -> None:
+    """ValueError naming --run-dir unless a file can be written there (or, while it does not
+    exist yet, in the folder it will be made in), so an unwritable one fails before any work."""
+    wanted = Path(run_dir)
+    existing = wanted
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(
+            f"argument --run-dir: {wanted} cannot be made: {existing} is a file, not a directory"
+        )
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".littlekit-write-check-", dir=existing)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        where = "" if existing == wanted else f" (it would be made in {existing})"
+        raise ValueError(
+            f"argument --run-dir: cannot write in {existing}{where}: {exc.strerror or exc}; pass a "
+            f"run directory you can write to"
+        ) from None
+
+
+def check_fresh_run_dir(config: TrainConfig) -> None:
+    """ValueError when a run without --resume would start over in a run_dir holding a run's
+    results (last/, best/, metrics.jsonl), unless config.force."""
+    if config.resume is not None or config.force:
+        return
+    run_dir = Path(config.run_dir)
+    held = [name + ("/" * (run_dir / name).is_dir()) for name in RESULTS if (run_dir / name).exists()]
+    if held:
+        raise ValueError(
+            f"--run-dir {run_dir} already holds a training run ({', '.join(held)}): pass --resume auto "
+            f"to continue it, or --force to start over (it is replaced once the new run's first "
+            f"checkpoint is written)"
+        )
 
 
 def _check_weights_source(text: str) -> None:

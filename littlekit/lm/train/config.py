@@ -30,6 +30,9 @@ OLD = ".old"  # last.old/: the previous checkpoint while write_checkpoint swaps 
 METRICS = "metrics.jsonl"
 STATE_PT, STATE_JSON = "trainer_state.pt", "trainer_state.json"
 CONFIG_JSON = "train_config.json"
+# What a run leaves in its run_dir: `littlekit train` refuses to start a fresh run over them
+# without --force, and a fresh run replaces them only once its first checkpoint is written.
+RESULTS = (LAST, BEST, METRICS, LAST + OLD, BEST + OLD)
 MAX_COUNT = 2**31 - 1  # batch sizes, lengths and steps: beyond this something was mistyped
 MAX_SEED = 2**32 - 1
 COUNT = int_range(1, MAX_COUNT)
@@ -221,6 +224,11 @@ class TrainConfig:
         None,
         metavar="CHECKPOINT|auto",
         help="continue from a last/ checkpoint; auto: --run-dir's last/ if any",
+    )
+    force: bool = setting(
+        False,
+        help="without --resume, start over in a --run-dir that holds a run (its last/, best/ and "
+        "metrics.jsonl stay until the new run writes its first checkpoint)",
     )
     device: str = setting("auto", help="auto, cpu, cuda")
     precision: str = setting("auto", choices=PRECISIONS, help="auto: bf16 autocast on cuda, fp32 on cpu")

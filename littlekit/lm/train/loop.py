@@ -9,8 +9,10 @@ processes see the same rows per step as one process accumulating them.
 from __future__ import annotations
 
 import json
+import math
+import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +27,8 @@ from littlekit.lm.train.checkpoint import (
     save_checkpoint,
     truncate_metrics,
 )
-from littlekit.lm.train.checks import accumulation_steps, check_config, check_vocabulary
-from littlekit.lm.train.config import BEST, CONFIG_JSON, LAST, METRICS, TrainConfig, TrainResult
+from littlekit.lm.train.checks import accumulation_steps, check_config, check_vocabulary, check_writable
+from littlekit.lm.train.config import BEST, CONFIG_JSON, LAST, METRICS, RESULTS, TrainConfig, TrainResult
 from littlekit.lm.train.distributed import (
     Dist,
     all_sum,
@@ -94,11 +96,21 @@ def build_schedule(config: TrainConfig) -> Any:
     return wsd_schedule(config.max_steps, config.warmup_steps, config.cooldown_steps, config.min_lr_ratio)
 
 
+STAGED = ".new"  # a replacing run's train_config.json and metrics.jsonl until its first checkpoint
+ASIDE = "replaced.tmp"  # the replaced run's files while the first checkpoint is swapped in
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss, the gradient norm or the weights stopped being finite numbers: training stopped,
+    and nothing from that step on was saved (last/ and best/ keep the last good checkpoints)."""
+
+
 def train(config: TrainConfig) -> TrainResult:
     """Run (or resume) the training run `config` describes; see the package docstring."""
     from littlekit.lm.tokenizer import load_tokenizer
 
     check_config(config)
+    check_writable(config.run_dir)
     d = setup(config)
     return _train(config, d, load_tokenizer(config.tokenizer))
 
@@ -133,6 +145,39 @@ class _Tally:
                    state["elapsed_s"], state.get("cpu_s", 0.0))  # fmt: skip
 
 
+class _FiniteWatch:
+    """Whether each step's loss and gradient norm were finite, kept on the device (the loop does
+    not wait for the GPU) until `first_bad` looks, at the same steps on every rank."""
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+        self.bad: list[torch.Tensor] = []
+
+    def note(self, step: int, total: torch.Tensor, grad_norm: torch.Tensor | None) -> None:
+        bad = ~torch.isfinite(total)
+        if grad_norm is not None:
+            local = grad_norm.to_local() if hasattr(grad_norm, "to_local") else grad_norm  # DTensor
+            bad = bad | ~torch.isfinite(local)
+        self.steps.append(step)
+        self.bad.append(bad)
+
+    def first_bad(self, d: Dist) -> int | None:
+        """The first noted step that was not finite on some rank (collective), or None."""
+        if not self.steps:
+            return None
+        flags = all_sum(torch.stack(self.bad).double().tolist(), d)
+        steps, self.steps, self.bad = self.steps, [], []
+        return next((step for step, flag in zip(steps, flags, strict=True) if flag), None)
+
+
+def _finite_weights(model: torch.nn.Module, d: Dist) -> bool:
+    """Every parameter finite on every rank (collective; a DTensor's local shard under FSDP)."""
+    with torch.no_grad():
+        local = [p.to_local() if hasattr(p, "to_local") else p for p in model.parameters()]
+        bad = float((~torch.stack([torch.isfinite(p).all() for p in local])).sum())
+    return all_sum([bad], d)[0] == 0
+
+
 @dataclass
 class _Run:
     """The pieces of one training run that evaluation and checkpoints need."""
@@ -147,6 +192,9 @@ class _Run:
     precision: str
     val_total: int  # global validation batches in the held-out stream
     tally: _Tally
+    replacing: bool = False  # rank 0: run_dir holds an earlier run's files, replaced at the first save
+    log: TrainLog | None = None
+    saved: dict[str, int] = field(default_factory=dict)  # {last/best: the step it holds}
 
     @property
     def tokens_per_step(self) -> int:
@@ -173,23 +221,79 @@ class _Run:
         }
 
     def save(self, which: str, with_state: bool) -> None:
-        """Write run_dir/which: the weights, and with_state the trainer state to resume from."""
+        """Write run_dir/which: the weights, and with_state the trainer state to resume from.
+        Weights that are not finite are never written (TrainingDiverged)."""
+        if not _finite_weights(self.raw, self.d):
+            raise TrainingDiverged(
+                f"the weights after step {self.tally.step:,} are not finite numbers (NaN or inf); "
+                f"training stopped without saving them as {which}/. {self.kept()}"
+            )
         path = Path(self.config.run_dir) / which
         optimizer, loader = (self.optimizer, self.loader) if with_state else (None, None)
-        save_checkpoint(path, self.wrapped, self.raw, self.tokenizer, self.d, self.info(), optimizer, loader)
+        swap = self._replace_previous if self.replacing else None
+        save_checkpoint(path, self.wrapped, self.raw, self.tokenizer, self.d, self.info(), optimizer, loader,
+                        before_swap=swap)  # fmt: skip
+        if swap is not None:
+            shutil.rmtree(Path(self.config.run_dir) / ASIDE, ignore_errors=True)
+            self.replacing = False
+        self.saved[which] = self.tally.step
+
+    def _replace_previous(self) -> None:
+        """(rank 0, the first checkpoint of a fresh run in an old run_dir, written but not yet in
+        place) Move the old run's files aside and the new train_config.json and metrics.jsonl in."""
+        run_dir = Path(self.config.run_dir)
+        aside = run_dir / ASIDE
+        shutil.rmtree(aside, ignore_errors=True)
+        aside.mkdir()
+        for name in (*RESULTS, CONFIG_JSON):
+            if (run_dir / name).exists():
+                (run_dir / name).rename(aside / name)
+        for name in (CONFIG_JSON, METRICS):
+            if (run_dir / (name + STAGED)).exists():
+                (run_dir / (name + STAGED)).rename(run_dir / name)
+        if self.log is not None:
+            self.log.path = run_dir / METRICS
+
+    def kept(self) -> str:
+        """What the run directory still holds, for a message."""
+        held = [f"{which}/ of step {step:,}" for which, step in sorted(self.saved.items())]
+        if self.replacing:
+            return f"{self.config.run_dir} still holds the run it was to replace, untouched."
+        if not held:
+            return "No checkpoint of this run was saved."
+        return f"The run directory keeps {' and '.join(held)}."
+
+    def diverged(
+        self, step: int, logged: int | None = None, loss: float | None = None, norm: float | None = None
+    ) -> TrainingDiverged:
+        """The error for a step whose loss or gradient norm was not finite (and the logged step's)."""
+        detail = ""
+        if logged is not None:
+            at = "" if logged == step else f"at step {logged:,}: "
+            detail = f" ({at}loss {loss}, gradient norm {norm})"
+        return TrainingDiverged(
+            f"training diverged at step {step:,}: the loss or the gradient norm is not a finite number"
+            f"{detail}; stopped without saving its weights. {self.kept()} Lower --muon-lr / --adamw-lr "
+            f"or lengthen --warmup-steps, then start again."
+        )
 
 
-def _start_files(config: TrainConfig, d: Dist, resumed_step: int | None) -> None:
-    """train_config.json, and metrics.jsonl as the run continues it (rank 0)."""
+def _start_files(config: TrainConfig, d: Dist, resumed_step: int | None) -> bool:
+    """train_config.json, and metrics.jsonl as the run continues it (rank 0). True when a fresh
+    run starts in a directory holding an earlier run's files: its train_config.json and
+    metrics.jsonl are written beside them (name.new) until its first checkpoint replaces them."""
     if not d.main:
-        return
+        return False
     run_dir = Path(config.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_JSON).write_text(json.dumps(asdict(config), indent=2) + "\n", encoding="utf-8")
+    for name in (CONFIG_JSON, METRICS):  # left by a replacing run stopped before its first checkpoint
+        (run_dir / (name + STAGED)).unlink(missing_ok=True)
+    replacing = resumed_step is None and any((run_dir / name).exists() for name in RESULTS)
+    path = run_dir / (CONFIG_JSON + (STAGED if replacing else ""))
+    path.write_text(json.dumps(asdict(config), indent=2) + "\n", encoding="utf-8")
     if resumed_step is not None:
         truncate_metrics(run_dir / METRICS, resumed_step)
-    elif (run_dir / METRICS).exists():
-        (run_dir / METRICS).unlink()  # a fresh run in an old directory starts a fresh log
+    return replacing
 
 
 def _optimizer_step(run: _Run, loss_of: Any, accumulation: int) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -223,6 +327,14 @@ def _norm_value(norm: torch.Tensor | None) -> float | None:
     return float(norm)
 
 
+def _save_if_finite(run: _Run, watch: _FiniteWatch) -> None:
+    """last/, unless a step since the last look was not finite (TrainingDiverged)."""
+    bad = watch.first_bad(run.d)
+    if bad is not None:
+        raise run.diverged(bad)
+    run.save(LAST, with_state=True)
+
+
 def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
     run_dir = Path(config.run_dir)
     sources = config.sources()
@@ -243,67 +355,79 @@ def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
     if state is not None:
         restore(state, wrapped, optimizer, loader, d)
     tally = _Tally.resumed(state)
-    _start_files(config, d, tally.step if state is not None else None)
+    replacing = _start_files(config, d, tally.step if state is not None else None)
     barrier(d)
     val_total = (
         count_eval_batches(config.val_data, config.seq_len, config.val_batch_size or config.micro_batch)
         if config.val_data
         else 0
     )
-    run = _Run(config, d, tokenizer, raw, wrapped, optimizer, loader, precision, val_total, tally)
+    run = _Run(config, d, tokenizer, raw, wrapped, optimizer, loader, precision, val_total, tally, replacing)
+    if state is not None:
+        run.saved[LAST] = tally.step
+        if tally.best_step is not None:
+            run.saved[BEST] = tally.best_step
     start_step, end_step = tally.step, config.stop_at or config.max_steps
     tokens_per_step = run.tokens_per_step
-    log = TrainLog(config, d, tally.step)
+    log = run.log = TrainLog(config, d, tally.step, run_dir / (METRICS + STAGED) if replacing else None)
+    watch = _FiniteWatch()
     losses: list[float] = []
     mark_step, window_seconds, window_cpu = tally.step, 0.0, 0.0
 
     if state is None and config.val_data:
         log.write({"step": 0, "tokens": 0, **run.evaluate()})
     raw.train()
-    while tally.step < end_step:
-        factor = schedule(tally.step)
-        optimizer.set_lr_factor(factor)
-        started, started_cpu = time.perf_counter(), time.process_time()
-        total, grad_norm = _optimizer_step(run, loss_of, accumulation)
-        tally.step += 1
-        step = tally.step
-        evaluating = config.val_data is not None and (
-            step == config.max_steps or (config.eval_every and step % config.eval_every == 0)
-        )
-        logging = step % config.log_every == 0 or evaluating or step == end_step
-        rank_loss = total.item() / accumulation if logging else 0.0  # waits for the GPU's step
-        window_seconds += time.perf_counter() - started
-        window_cpu += time.process_time() - started_cpu
-        if logging:
-            mean_loss = all_sum([rank_loss], d)[0] / d.world_size
-            tally.elapsed_s += window_seconds
-            tally.cpu_s += window_cpu
-            record = {
-                "step": step,
-                "tokens": step * tokens_per_step,
-                "loss": mean_loss,
-                "lr": optimizer.lrs().get("adamw"),
-                "lr_muon": optimizer.lrs().get("muon") if config.optimizer == "muon" else None,
-                "lr_factor": factor,
-                "grad_norm": _norm_value(grad_norm),
-                "tokens_per_s": (step - mark_step) * tokens_per_step / max(window_seconds, 1e-9),
-                "elapsed_s": tally.elapsed_s,
-                "cpu_s": tally.cpu_s,
-            }
-            losses.append(mean_loss)
-            mark_step, window_seconds, window_cpu = step, 0.0, 0.0
-            if evaluating:
-                record.update(run.evaluate())
-                tally.last_val_bpb = record["val_bpb"]
-                if tally.best_val_bpb is None or tally.last_val_bpb < tally.best_val_bpb:
-                    tally.best_val_bpb, tally.best_step = tally.last_val_bpb, step
-                    run.save(BEST, with_state=False)
-            log.write(record)
-        log.advance()
-        if step < end_step and config.save_every and step % config.save_every == 0:
-            run.save(LAST, with_state=True)
-    run.save(LAST, with_state=True)
-    log.close()
+    try:
+        while tally.step < end_step:
+            factor = schedule(tally.step)
+            optimizer.set_lr_factor(factor)
+            started, started_cpu = time.perf_counter(), time.process_time()
+            total, grad_norm = _optimizer_step(run, loss_of, accumulation)
+            tally.step += 1
+            step = tally.step
+            watch.note(step, total, grad_norm)
+            evaluating = config.val_data is not None and (
+                step == config.max_steps or (config.eval_every and step % config.eval_every == 0)
+            )
+            logging = step % config.log_every == 0 or evaluating or step == end_step
+            rank_loss = total.item() / accumulation if logging else 0.0  # waits for the GPU's step
+            window_seconds += time.perf_counter() - started
+            window_cpu += time.process_time() - started_cpu
+            if logging:
+                mean_loss = all_sum([rank_loss], d)[0] / d.world_size
+                tally.elapsed_s += window_seconds
+                tally.cpu_s += window_cpu
+                record = {
+                    "step": step,
+                    "tokens": step * tokens_per_step,
+                    "loss": mean_loss,
+                    "lr": optimizer.lrs().get("adamw"),
+                    "lr_muon": optimizer.lrs().get("muon") if config.optimizer == "muon" else None,
+                    "lr_factor": factor,
+                    "grad_norm": _norm_value(grad_norm),
+                    "tokens_per_s": (step - mark_step) * tokens_per_step / max(window_seconds, 1e-9),
+                    "elapsed_s": tally.elapsed_s,
+                    "cpu_s": tally.cpu_s,
+                }
+                losses.append(mean_loss)
+                mark_step, window_seconds, window_cpu = step, 0.0, 0.0
+                bad = watch.first_bad(d)
+                if bad is not None or not math.isfinite(mean_loss):
+                    log.write(record)  # the step's record, its non-finite numbers as null
+                    raise run.diverged(bad or step, step, mean_loss, record["grad_norm"])
+                if evaluating:
+                    record.update(run.evaluate())
+                    tally.last_val_bpb = record["val_bpb"]
+                    if tally.best_val_bpb is None or tally.last_val_bpb < tally.best_val_bpb:
+                        tally.best_val_bpb, tally.best_step = tally.last_val_bpb, step
+                        run.save(BEST, with_state=False)
+                log.write(record)
+            log.advance()
+            if step < end_step and config.save_every and step % config.save_every == 0:
+                _save_if_finite(run, watch)
+        _save_if_finite(run, watch)
+    finally:
+        log.close()
     return TrainResult(
         run_dir=str(run_dir),
         steps=tally.step,

@@ -62,15 +62,25 @@ def validate(
     }
 
 
+def finite_or_none(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with every NaN or infinite number as None (JSON null)."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()}
+
+
+def json_line(record: dict[str, Any]) -> str:
+    """One metrics.jsonl line: strict JSON, a non-finite number written as null (never NaN)."""
+    return json.dumps(finite_or_none(record), allow_nan=False)
+
+
 class TrainLog:
     """metrics.jsonl and the progress (a bar on a terminal, else `littlekit.progress` lines, as in
     a notebook or a batch log), on rank 0 only."""
 
-    def __init__(self, config: TrainConfig, d: Dist, start_step: int):
+    def __init__(self, config: TrainConfig, d: Dist, start_step: int, path: Path | None = None):
         from littlekit.progress import Progress
 
         self.main = d.main
-        self.path = Path(config.run_dir) / METRICS
+        self.path = Path(config.run_dir) / METRICS if path is None else path  # moved by a replacing run
         self.bar = self.lines = None
         self.shown: dict[str, float] = {}
         if self.main and config.progress and sys.stderr.isatty():
@@ -85,7 +95,7 @@ class TrainLog:
         if not self.main:
             return
         with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+            handle.write(json_line(record) + "\n")
         self.shown.update({k: record[k] for k in ("loss", "val_bpb") if k in record})
         if self.bar is not None and self.shown:
             self.bar.set_postfix({k: f"{v:.4f}" for k, v in self.shown.items()}, refresh=False)
