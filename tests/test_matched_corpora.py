@@ -281,7 +281,12 @@ def test_chapter_8_counts_the_pairs_tokens_with_chapter_9s_defaults():
         cells = nbformat.read(REPO_ROOT / "notebooks" / name, as_version=4).cells
         (cell,) = [c for c in cells if "parameters" in c.metadata.get("tags", [])]
         tree = ast.parse(cell.source)
-        return {n.targets[0].id: ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)}
+        kinds = (ast.Assign, ast.AnnAssign)
+        assigned = [n for n in tree.body if isinstance(n, kinds) and n.value is not None]
+        return {
+            (n.target if isinstance(n, ast.AnnAssign) else n.targets[0]).id: ast.literal_eval(n.value)
+            for n in assigned
+        }
 
     chapter_8, chapter_9 = defaults("08_tokenizer.ipynb"), defaults("09_training.ipynb")
     assert chapter_8["seq_len"] == chapter_9["seq_len"]
