@@ -28,6 +28,7 @@ import gzip
 import hashlib
 import io
 import json
+import logging
 import os
 import pickle
 import tempfile
@@ -206,8 +207,10 @@ def _jsonl_records(path, text_field: str, id_field: str, max_bytes: int) -> Iter
                     continue
                 yield _parse_line(raw, line_no, text_field, id_field, max_bytes)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        what = "ends early (cut short: an interrupted download or copy?)" if isinstance(exc, EOFError) else (
-            f"is damaged ({exc})"
+        what = (
+            "ends early (cut short: an interrupted download or copy?)"
+            if isinstance(exc, EOFError)
+            else (f"is damaged ({exc})")
         )
         where = "before its first line"
         if line_no:
@@ -346,8 +349,16 @@ def read_hf(
 
 
 def _hf_rows(stream: Iterable[dict], text_field: str, id_field: str, max_bytes: int) -> Iterator[Record]:
-    for row, record in enumerate(stream, start=1):
-        yield record_to_document(dict(record), row, text_field, id_field, max_bytes)
+    # The json/csv builders log an error line of their own before raising; the caller names the
+    # file and row instead, so the builders' logger is muted while this stream is read.
+    builders = logging.getLogger("datasets.packaged_modules")
+    level = builders.level
+    builders.setLevel(logging.CRITICAL)
+    try:
+        for row, record in enumerate(stream, start=1):
+            yield record_to_document(dict(record), row, text_field, id_field, max_bytes)
+    finally:
+        builders.setLevel(level)
 
 
 # --- writers ----------------------------------------------------------------------------------

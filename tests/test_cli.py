@@ -306,7 +306,7 @@ def test_aoa_stage_with_a_table_of_our_own(tmp_path, capsys):
     assert rows["unknown"]["reason"] == "aoa_empty"
     code, _, _ = run_cli(
         capsys, "filter", "--in", source, "--out", out, "--stages", "aoa", "--aoa-table", table,
-        "--aoa-impute", "none", "--max-aoa", "15",
+        "--aoa-impute", "none", "--max-aoa", "15", "--force",
     )  # fmt: skip
     assert [doc["id"] for doc in read_jsonl(out)] == ["easy", "hard", "easy2"]
 
@@ -584,7 +584,7 @@ def test_path_options_override_the_artifacts_directory(tmp_path, capsys):
     def kept(*extra) -> list[str]:
         code, _, stderr = run_cli(
             capsys, "filter", "--in", source, "--out", tmp_path / "kept.jsonl", "--stages",
-            "aoa,fasttext,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", *extra,
+            "aoa,fasttext,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", "--force", *extra,
         )  # fmt: skip
         assert code == 0, stderr
         return [doc["id"] for doc in read_jsonl(tmp_path / "kept.jsonl")]
@@ -615,7 +615,7 @@ def test_the_artifacts_operating_point_applies_and_flags_override_it(tmp_path, c
     def run(*extra) -> tuple[list[str], dict, str]:
         code, _, stderr = run_cli(
             capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages",
-            "aoa,fasttext,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", *extra,
+            "aoa,fasttext,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", "--force", *extra,
         )  # fmt: skip
         assert code == 0, stderr
         kept = [doc["id"] for doc in read_jsonl(tmp_path / "run" / "kept.jsonl")]
@@ -653,7 +653,8 @@ def test_executor_local_runs_the_stages_as_datatrove_blocks(tmp_path, capsys):
     assert code == 0, stderr
     kept = [json.loads(line) for f in sorted((tmp_path / "kept").glob("*.jsonl.gz")) for line in gzip.open(f)]
     assert [doc["id"] for doc in kept] == ["easy"] and set(kept[0]["littlekit_scores"]) == {"aoa", "symbolic"}
-    assert sorted(p.name for p in (tmp_path / "rejected").iterdir()) == ["aoa", "input", "symbolic"]
+    folders = sorted(p.name for p in (tmp_path / "rejected").iterdir() if not p.name.startswith("."))
+    assert folders == ["aoa", "input", "symbolic"]  # and the hidden marker of the run that wrote it
     report = json.loads((tmp_path / "logs" / "report.json").read_text())
     assert (report["read"], report["kept"], report["dropped"], report["errored"]) == (5, 1, 3, 1)
     assert report["consistent"] and (report["run"]["executor"], report["run"]["format"]) == ("local", "auto")
@@ -707,7 +708,7 @@ def test_the_artifacts_stage_1_maximum_applies_and_the_flag_overrides_it(tmp_pat
     def run(*extra) -> tuple[dict, str]:
         code, _, stderr = run_cli(
             capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages", "aoa",
-            "--artifacts", root, "--aoa-impute", "none", *extra,
+            "--artifacts", root, "--aoa-impute", "none", "--force", *extra,
         )  # fmt: skip
         assert code == 0, stderr
         return outcomes_by_id(tmp_path / "run" / "rejected.jsonl"), stderr
@@ -731,7 +732,7 @@ def test_the_artifacts_blocked_share_applies_and_the_flag_overrides_it(tmp_path,
     def run(*extra) -> tuple[list[str], str]:
         code, _, stderr = run_cli(
             capsys, "filter", "--in", source, "--out", f"{tmp_path}/run/", "--stages",
-            "aoa,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", *extra,
+            "aoa,symbolic,frequency", "--artifacts", root, "--aoa-impute", "none", "--force", *extra,
         )  # fmt: skip
         assert code == 0, stderr
         return [doc["id"] for doc in read_jsonl(tmp_path / "run" / "kept.jsonl")], stderr

@@ -6,22 +6,27 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from littlekit.argtypes import UsageError
 from littlekit.filter.cascade import ErrorLimit
-from littlekit.filter.parser import SLURM_FLAGS
+from littlekit.filter.parser import MAX_WORKERS, SLURM_FLAGS
 from littlekit.filter.paths import check_distinct, names_a_file
 from littlekit.filter.runner import (
+    OutputWriteError,
     config_line,
+    no_document_read,
     options_from_args,
     progress,
     say_failed,
+    say_warning,
     stage_names_from,
+    unreadable_line,
     write_report,
 )
-from littlekit.io import input_format
+from littlekit.io import RecordError, input_format, read_documents
 
 
 def run_cluster(args: argparse.Namespace) -> int:
@@ -31,6 +36,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     options = options_from_args(args, names)
     # here, not at the top: only the datatrove runners import datatrove
     from littlekit.filter.datatrove import check_apart, filter_with_datatrove
+    from littlekit.filter.datatrove.outputs import OutputInUse
 
     try:
         check_apart(args.inp, args.out, args.rejected)
@@ -45,9 +51,11 @@ def run_cluster(args: argparse.Namespace) -> int:
         ],
         files=False,
     )
+    say = progress(args.quiet)
+    tasks = args.tasks or 1
     runner_options = {
-        "tasks": args.tasks or 1,
-        "workers": args.workers or -1,
+        "tasks": tasks,
+        "workers": _workers(args.workers, tasks, say, args.executor),
         "text_key": args.text_field,
         "id_key": args.id_field,
         "input_format": None if args.format == "auto" else args.format,
@@ -56,21 +64,28 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.batch_rows:
         runner_options["batch_size"] = args.batch_rows
     slurm = _slurm_options(args) if args.executor == "slurm" else {}
-    say = progress(args.quiet)
     say(f"input : {args.inp} -> {args.out} ({args.executor}, {runner_options['tasks']} tasks)")
     say(config_line(names, options))
+    limit = ErrorLimit(args.max_error_rate)
+    written: dict[str, str] = {}  # output folder -> where its output is (beside it: not swapped in)
     start = time.perf_counter()
-    report = filter_with_datatrove(
-        args.inp,
-        args.out,
-        names,
-        args.logging_dir,
-        options=options,
-        rejected_dir=args.rejected,
-        executor=args.executor,
-        **runner_options,
-        **slurm,
-    )
+    try:
+        report = filter_with_datatrove(
+            args.inp,
+            args.out,
+            names,
+            args.logging_dir,
+            options=options,
+            rejected_dir=args.rejected,
+            executor=args.executor,
+            force=args.force,
+            written=written,
+            swap_if=lambda report: not no_document_read(report) and not limit.breach(report, final=True),
+            **runner_options,
+            **slurm,
+        )
+    except OutputInUse as exc:  # found before anything was written
+        raise UsageError(str(exc)) from None
     seconds = time.perf_counter() - start
     if report is None:  # slurm: submitted, not run
         settings = ", ".join(f"{key}={value}" for key, value in slurm.items())
@@ -85,18 +100,79 @@ def run_cluster(args: argparse.Namespace) -> int:
         return 0
     report_path = args.report or args.logging_dir / "report.json"
     # judged on the finished run's counts: stopping part-way needs a hook in the datatrove blocks
-    breach = ErrorLimit(args.max_error_rate).breach(report, final=True)
+    breach = limit.breach(report, final=True)
     if breach:
         report.stopped = f"at the end of the run ({report.read:,} records): {breach}"
-    write_report(report_path, report, args, args.format, args.out, args.rejected, options, seconds)
+    nothing_read = no_document_read(report)
+    where = f"{args.inp}" + (f" (each such record is in {args.rejected}/input/)" if args.rejected else "")
+    unreadable = unreadable_line(report, where, _first_bad_record(args) if nothing_read else None)
+    if nothing_read:
+        report.stopped = unreadable
+    out, rejected = (
+        None if folder is None else written.get(str(folder), folder) for folder in (args.out, args.rejected)
+    )
+    try:
+        write_report(report_path, report, args, args.format, out, rejected, options, seconds)
+    except OSError as exc:
+        say_failed(str(OutputWriteError(report_path, exc)))
+        return 1
     print(report.summary())
-    print(f"output  : {args.out}" + (f"   rejected: {args.rejected}" if args.rejected else ""))
+    print(f"output  : {out}" + (f"   rejected: {rejected}" if rejected else ""))
     print(f"report  : {report_path}   logs: {args.logging_dir}")
     print(f"time    : {seconds:.1f}s")
-    if breach:
-        say_failed(f"{report.stopped}; the outputs are in {args.out} and the report ({report_path}) says so")
+    if report.stopped:
+        kept = f"the outputs are in {out}"
+        if str(out) != str(args.out):
+            kept += f" (not swapped in: the old output in {args.out} is untouched)"
+        say_failed(f"{report.stopped}; {kept} and the report ({report_path}) says so")
         return 1
+    if unreadable:
+        say_warning(unreadable)
     return 0
+
+
+def _workers(workers: int | None, tasks: int, say: Callable[[str], None], executor: str) -> int:
+    """--workers, refused past MAX_WORKERS and capped at --tasks (datatrove starts one process, or
+    queue slot, per worker, busy or not); not given: as many as tasks (-1), at most MAX_WORKERS
+    processes here (local)."""
+    if workers is None:
+        if executor == "local" and tasks > MAX_WORKERS:
+            say(f"note  : running {MAX_WORKERS:,} of the {tasks:,} tasks at once (--workers sets it)")
+            return MAX_WORKERS
+        return -1
+    if workers > MAX_WORKERS:
+        raise UsageError(
+            f"--workers {workers:,} is more than {MAX_WORKERS:,} tasks at once; give at most --tasks "
+            f"({tasks:,}) workers (each one is a process with the stages loaded)"
+        )
+    if workers > tasks:
+        say(f"note  : --workers {workers:,} is more than the {tasks:,} tasks; running {tasks:,} at once")
+        return tasks
+    return workers
+
+
+def _input_files(args) -> list[Path]:
+    """The input files the datatrove reader shares out (make_reader's glob), sorted."""
+    if args.inp.is_file():
+        return [args.inp]
+    fmt = None if args.format == "auto" else args.format
+    fmt = fmt or ("parquet" if next(args.inp.rglob("*.parquet"), None) else "jsonl")
+    pattern = "*.parquet" if fmt == "parquet" else "*.jsonl*"
+    return sorted(path for path in args.inp.rglob(pattern) if path.is_file())
+
+
+def _first_bad_record(args) -> str | None:
+    """`FILE: line N: reason: detail` of the first record the reader could not make a document of,
+    read again here (the tasks' stats count reasons, not records); None when none is found."""
+    for path in _input_files(args)[:20]:
+        fmt = None if args.format == "auto" else args.format
+        try:
+            for record in read_documents(path, args.text_field, args.id_field, args.max_bytes, fmt):
+                if isinstance(record, RecordError):
+                    return f"{path}: line {record.line:,}: {record.reason}: {record.detail}"
+        except (ValueError, OSError) as exc:  # InputFileError included
+            return f"{path}: {exc}"
+    return None
 
 
 def _check_datatrove_args(args) -> None:
@@ -123,6 +199,11 @@ def _check_datatrove_args(args) -> None:
         raise UsageError("--executor ray needs Ray, which is not installed (pip install ray)")
     if not args.inp.exists():
         raise UsageError(f"input not found: {args.inp}")
+    if not args.inp.is_file() and not args.inp.is_dir():
+        raise UsageError(
+            f"--in {args.inp} is a stream, not a file or folder: {executor} shares input files out by "
+            "task; save it to a file first, or read it in process (without --executor)"
+        )
     if args.inp.is_file() and args.format == "auto":
         try:
             input_format(args.inp)

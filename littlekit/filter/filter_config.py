@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
@@ -39,14 +40,20 @@ class OperatingPoint:
     def __post_init__(self) -> None:
         for name in THRESHOLD_OPTIONS:
             value = getattr(self, name)
-            if value is not None and not (isinstance(value, int | float) and 0.0 <= value <= 1.0):
+            if value is not None and not (_is_number(value) and 0.0 <= value <= 1.0):
                 raise ValueError(f"{name} must be a probability between 0 and 1 or null, got {value!r}")
         aoa = self.max_aoa
-        if aoa is not None and not (isinstance(aoa, int | float) and math.isfinite(aoa) and aoa > 0):
+        if aoa is not None and not (_is_number(aoa) and aoa > 0):
             raise ValueError(f"max_aoa must be a positive number of years or null, got {aoa!r}")
         share = self.min_blocked_share
-        if share is not None and not (isinstance(share, int | float) and 0.0 < share <= 1.0):
+        if share is not None and not (_is_number(share) and 0.0 < share <= 1.0):
             raise ValueError(f"min_blocked_share must be a share in (0, 1] or null, got {share!r}")
+        if self.target is not None and not _is_number(self.target):
+            raise ValueError(f"target must be a number or null, got {self.target!r}")
+        if not isinstance(self.chosen_on, str):
+            raise ValueError(f"chosen_on must be a string, got {self.chosen_on!r}")
+        if not isinstance(self.details, dict):
+            raise ValueError(f"details must be an object, got {self.details!r}")
 
     def options(self) -> dict[str, float | None]:
         """The classifier stages' StageOptions fields this point sets (None: the released rule)."""
@@ -100,6 +107,14 @@ class OperatingPoint:
             return cls(**data)
         except (ValueError, TypeError) as error:
             raise ValueError(f"{path} is not a valid filter config: {error}") from error
+
+
+def _is_number(value: Any) -> bool:
+    """A finite real number: not a bool (true is not 1), not a string ("0.5" is not 0.5), not NaN
+    or infinity (which JSON does not have, but Python's json module reads)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return False
+    return math.isfinite(value)
 
 
 def config_path(root: str | os.PathLike) -> Path:

@@ -23,6 +23,7 @@ DEFAULT_BATCH_ROWS = 10_000
 INPROCESS = "inprocess"
 EXECUTORS = (INPROCESS, "local", "slurm", "ray")
 SLURM_FLAGS = ("slurm_partition", "slurm_time", "slurm_cpus_per_task", "slurm_mem_per_cpu_gb", "slurm_venv")
+MAX_WORKERS = 1024  # --workers: processes (local) or tasks at once; more is a typo, not a plan
 RUNNER_FLAGS = ("tasks", "workers", "logging_dir", *SLURM_FLAGS)  # meaningless in-process
 
 # The help shows each stage flag's default, StageOptions' own; the flags themselves default to None
@@ -56,13 +57,15 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         dest="inp",
         type=Path,
         metavar="PATH",
-        help="local .jsonl, .jsonl.gz or .parquet; with --executor local|slurm|ray also a folder of them",
+        help="local .jsonl, .jsonl.gz or .parquet; JSONL also from a pipe (/dev/stdin, with --format "
+        "jsonl); with --executor local|slurm|ray also a folder of them",
     )
     only_one.add_argument(
         "--hf-dataset",
         metavar="NAME",
         help="stream a Hugging Face dataset: a Hub id, a local dataset folder, or "
-        "a builder such as json with --hf-data-files",
+        "a builder such as json with --hf-data-files (the json builder stops at the first line that "
+        "is not JSON, and the run with it, saying where; --in FILE counts such lines as bad_json)",
     )
     source.add_argument("--hf-config", default=None, metavar="NAME", help="dataset config, e.g. sample-10BT")
     source.add_argument("--hf-split", default="train", metavar="SPLIT", help="dataset split (default: train)")
@@ -111,8 +114,8 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         "--rejected",
         type=Path,
         metavar="PATH",
-        help="JSONL of dropped and errored records: id, line, outcome, stage, reason, scores; "
-        "with --executor local|slurm|ray a folder (one sub-folder per stage)",
+        help="JSONL (.jsonl, .jsonl.gz) of dropped and errored records: id, line, outcome, stage, "
+        "reason, scores; with --executor local|slurm|ray a folder (one sub-folder per stage)",
     )
     output.add_argument(
         "--report",
@@ -136,6 +139,15 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         f"(stage_error:<stage>): judged after each batch once {MIN_ERROR_DOCUMENTS} have entered it, "
         f"and at the end over at least {MIN_ERROR_DOCUMENTS}; what was written stays, as .partial "
         f"files, and the report says it stopped; 1 never stops (default: {MAX_ERROR_RATE})",
+    )
+    output.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an earlier result: in process the --out file (or a folder's kept.jsonl, "
+        "rejected.jsonl, report.json), --rejected and --report; with --executor local|ray output "
+        "folders holding another run's output. The new result is written beside the old one and "
+        "swapped in only once complete, so an interrupted run leaves the old one whole "
+        "(default: refuse to replace)",
     )
     output.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -272,7 +284,11 @@ def _add_runner_options(p: argparse.ArgumentParser) -> None:
         help="datatrove tasks; input files are shared out by task (default: 1)",
     )
     runner.add_argument(
-        "--workers", type=positive_int, metavar="N", help="tasks run at once (default: all of them)"
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help=f"tasks run at once, at most {MAX_WORKERS:,}; more than --tasks runs --tasks at once "
+        "(default: all of them)",
     )
     runner.add_argument(
         "--logging-dir",

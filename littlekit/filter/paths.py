@@ -4,6 +4,7 @@ of a run are one file."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from itertools import combinations, permutations
 from pathlib import Path
@@ -13,6 +14,8 @@ from littlekit.io import (
     input_format,
     partial_path,
 )
+
+OUTPUT_MARKER = ".littlekit_output.json"  # in a datatrove run's output folder: which run wrote it
 
 
 def names_a_file(path: str | Path) -> bool:
@@ -102,11 +105,98 @@ def check_input(args: argparse.Namespace) -> str:
             f"--in {args.inp} is a folder; the in-process run reads one file: name a file in it, or run "
             f"the whole folder with --executor local --logging-dir DIR (--out is then a folder too)"
         )
-    if not args.inp.is_file():
+    if not args.inp.exists():
         raise UsageError(f"input file not found: {args.inp}")
+    if not args.inp.is_file():  # a pipe: /dev/stdin, a FIFO, <(zcat ...)
+        return _stream_format(args)
     if args.format != "auto":
         return args.format
     try:
         return input_format(args.inp)
     except ValueError as exc:
         raise UsageError(f"{exc} (or pass --format)") from None
+
+
+def _stream_format(args: argparse.Namespace) -> str:
+    """The format of an input that is a stream rather than a file: JSONL only (Parquet is read
+    by seeking), from --format or a name ending in .jsonl."""
+    fmt = args.format
+    if fmt == "auto":
+        try:
+            fmt = input_format(args.inp)
+        except ValueError:
+            raise UsageError(
+                f"--in {args.inp} is a stream (not a regular file) whose name tells no format; "
+                "pass --format jsonl (JSON lines, gzip-compressed when the name ends in .gz)"
+            ) from None
+    if fmt != "jsonl":
+        raise UsageError(
+            f"--in {args.inp} is a stream (not a regular file) and Parquet cannot be read from one "
+            "(its reader seeks); save it to a file first"
+        )
+    return fmt
+
+
+def check_rejected_name(rejected: Path | None) -> None:
+    """UsageError for a --rejected name that says another format: the rejected file is JSONL
+    (gzip-compressed when the name ends in .gz); a name without a suffix is taken as JSONL."""
+    if rejected is None:
+        return
+    try:
+        if input_format(rejected) == "jsonl":
+            return
+    except ValueError:
+        if not rejected.suffix:
+            return
+    raise UsageError(
+        f"--rejected {rejected}: the rejected records are written as JSON lines; give a name ending in "
+        ".jsonl or .jsonl.gz"
+    )
+
+
+def finished_results(named: list[tuple[str, Path | None, bool]]) -> list[tuple[str, Path]]:
+    """(flag, path) of each output of the in-process run that already holds a finished result:
+    the kept and rejected files, and a report that is not one of a stopped run (a stopped run
+    leaves .partial files and a report saying it stopped, which a rerun replaces)."""
+    found = []
+    for flag, path, _ in named:
+        if flag == "--in" or path is None or not (path.is_file() or path.is_symlink()):
+            continue
+        if flag.startswith("--report") or flag == "--out (its report.json)":
+            if _stopped_report(path):
+                continue
+        found.append((flag, path))
+    return found
+
+
+def _stopped_report(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data.get("stopped"))
+
+
+def check_replaceable(
+    named: list[tuple[str, Path | None, bool]], force: bool, out: str | None = None
+) -> None:
+    """UsageError, before anything is written, when outputs of the run already hold a finished
+    result and not `force`; `out` is --out as given (a folder's files are named under it)."""
+    if out is not None and (Path(out) / OUTPUT_MARKER).is_file():
+        raise UsageError(
+            f"--out {out} holds the output of a datatrove run (--executor local|slurm|ray: its "
+            f"{OUTPUT_MARKER}); an in-process result written among its files would be read as part of "
+            "it: give another folder"
+        )
+    found = finished_results(named)
+    if not found or force:
+        return
+    in_folder = [path.name for flag, path in found if flag.startswith("--out (its ")]
+    listed = [f"{flag} {path}" for flag, path in found if not flag.startswith("--out (its ")]
+    if in_folder:
+        listed.insert(0, f"--out {out} ({', '.join(in_folder)})")
+    raise UsageError(
+        f"{' and '.join(listed)} {'hold' if len(listed) > 1 else 'holds'} a finished result; pass --force "
+        "to replace it (the new result is written beside it and swapped in once complete), or give "
+        "another path"
+    )

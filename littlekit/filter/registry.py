@@ -16,6 +16,7 @@ built, so naming `aoa,symbolic` never pays for (or breaks on) the models.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,15 @@ from littlekit.filter.lexicon import DEFAULT_IMPUTE, IMPUTE_MODES, AoALexicon
 from littlekit.filter.symbolic import FAMILIES, SymbolicStage
 from littlekit.filter.word_table import MIN_BEYOND_SCORE
 
+# options that are numbers (True is not 1: a bool read from a config file is refused)
+NUMBER_OPTIONS = (
+    "max_aoa",
+    "max_oov",
+    "fasttext_min_k5_prob",
+    "encoder_min_k5_prob",
+    "min_beyond_score",
+    "min_blocked_share",
+)
 ENCODER_GATES = ("agree", "all")  # agree: the paper's agreement gate; all: score every document
 
 
@@ -58,6 +68,13 @@ class StageOptions:
     min_blocked_share: float | None = None  # frequency stage: None = any blocklisted word drops
 
     def __post_init__(self) -> None:
+        for name in NUMBER_OPTIONS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+                raise ValueError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        batch = self.encoder_batch_size
+        if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
+            raise ValueError(f"encoder_batch_size must be a whole number, got {self.encoder_batch_size!r}")
         if not 0.0 <= self.max_oov <= 1.0:
             raise ValueError(f"max_oov must be a fraction between 0 and 1, got {self.max_oov}")
         if not math.isfinite(self.max_aoa):
@@ -80,9 +97,7 @@ class StageOptions:
                 f"encoder_gate must be one of {', '.join(ENCODER_GATES)}, got {self.encoder_gate!r}"
             )
         if self.aoa_impute not in IMPUTE_MODES:
-            raise ValueError(
-                f"aoa_impute must be one of {', '.join(IMPUTE_MODES)}, got {self.aoa_impute!r}"
-            )
+            raise ValueError(f"aoa_impute must be one of {', '.join(IMPUTE_MODES)}, got {self.aoa_impute!r}")
         if self.symbolic_families is not None:
             # a tuple whatever it came as (a list read back from JSON, "equations,roots")
             object.__setattr__(self, "symbolic_families", _families(self.symbolic_families))
@@ -93,9 +108,7 @@ def _families(given: str | Iterable[str]) -> tuple[str, ...]:
     names = [name for name in names if name]
     unknown = [name for name in names if name not in FAMILIES]
     if unknown or not names:
-        raise ValueError(
-            f"symbolic_families must name at least one of {', '.join(FAMILIES)}; got {given!r}"
-        )
+        raise ValueError(f"symbolic_families must name at least one of {', '.join(FAMILIES)}; got {given!r}")
     return tuple(names)
 
 

@@ -4,6 +4,7 @@ options from the flags, progress lines, the report file."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from littlekit.argtypes import UsageError
 from littlekit.filter.artifacts import (
     stage_list,
 )
-from littlekit.filter.cascade import CascadeReport
+from littlekit.filter.cascade import STAGE_ERROR, CascadeReport
 from littlekit.filter.options import given_flags, resolve_stage_options
 from littlekit.filter.registry import (
     StageOptions,
@@ -65,6 +66,52 @@ def progress(quiet: bool) -> Callable[[str], None]:
             print(message, file=sys.stderr, flush=True)
 
     return say
+
+
+def say_warning(message: str) -> None:
+    """A warning line on stderr (printed with --quiet too: it is not progress)."""
+    print(f"littlekit filter: warning: {' '.join(message.split())}", file=sys.stderr, flush=True)
+
+
+class OutputWriteError(OSError):
+    """An output file that could not be written (a full disk, no permission): names the file."""
+
+    def __init__(self, path: str | Path, error: OSError):
+        self.path = Path(path)
+        self.error = error
+        reason = error.strerror or str(error) or type(error).__name__
+        code = f" [{errno.errorcode.get(error.errno, error.errno)}]" if error.errno else ""
+        super().__init__(error.errno, f"cannot write {path}: {reason}{code}")
+
+    def __str__(self) -> str:
+        return self.args[1]
+
+
+def no_document_read(report: CascadeReport) -> bool:
+    """Whether records were read but none of them became a document (all errored on reading)."""
+    return bool(report.read) and report.input_errors == report.read
+
+
+def unreadable_line(report: CascadeReport, source: str, first: str | None = None) -> str | None:
+    """What a run says of the records that never became documents (bad JSON, no text field, ...):
+    None when there were none; `first` describes the first of them."""
+    if not report.input_errors:
+        return None
+    reasons = ", ".join(
+        f"{reason} {n:,}"
+        for reason, n in report.errored_by_reason.most_common()
+        if not reason.startswith(STAGE_ERROR)
+    )
+    tail = f"; the first: {first}" if first else ""
+    if no_document_read(report):
+        return (
+            f"no document could be read from {source}: all {report.read:,} records failed ({reasons}){tail}"
+            " (check the input's format and --text-field)"
+        )
+    return (
+        f"{report.input_errors:,} of the {report.read:,} records read from {source} could not be read as "
+        f"documents ({reasons}); they are counted as errored in the report{tail}"
+    )
 
 
 def say_failed(message: str) -> None:

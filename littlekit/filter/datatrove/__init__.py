@@ -24,6 +24,7 @@ What goes where (per task `rank`, so reruns overwrite rather than append):
     logs/completions/<rank>                 datatrove's marker: this task finished
     logs/stats/<rank>.json                  per-task counts; datatrove_report() adds them up
     logs/littlekit_run.json                 the run's manifest: settings and input files (see Resume)
+    kept/.littlekit_output.json             which run the folder's files are (rejected/ has one too)
 
 Foreign fields: every input field passes through to the output unchanged (as `littlekit filter`
 in process writes them), whatever its name or value: `media`, `metadata`, `rank`, `token_count`
@@ -55,10 +56,17 @@ in the driver at every start and resume (hours for a large remote dataset); any 
 changes its modification time. An edit that keeps the size and restores the old time (`touch -r`,
 `rsync -t` of another version) is not seen; a file only touched is refused although unchanged.
 
+One run per output folder: `<rank>` file names would let a run with other settings (fewer
+tasks, another input) overwrite part of an earlier run's folder and leave the rest, so
+`filter_with_datatrove` refuses an output folder holding another run's files (`OutputInUse`),
+unless `force=True` (`littlekit filter --force`): the run is then written beside the folder and
+replaces it as a whole once every task has completed (`outputs`).
+
 Layout: `blocks` (the filter blocks and the metadata keys they write), `readers`, `writers`,
-`pipeline` (the pipeline, its executor, `filter_with_datatrove`), `resume` (the run's manifest)
-and `report` (the counts from the stats). `littlekit.filter.datatrove_blocks`, the module this
-package replaces, re-exports everything, so its imports and pickled references still resolve.
+`pipeline` (the pipeline, its executor, `filter_with_datatrove`), `resume` (the run's manifest),
+`outputs` (which run an output folder belongs to) and `report` (the counts from the stats).
+`littlekit.filter.datatrove_blocks`, the module this package replaces, re-exports everything, so
+its imports and pickled references still resolve.
 """
 
 from __future__ import annotations
@@ -82,6 +90,7 @@ from littlekit.filter.datatrove.blocks import (
     clear_stage_cache,
     set_aside,
 )
+from littlekit.filter.datatrove.outputs import OutputInUse
 from littlekit.filter.datatrove.pipeline import (
     EXECUTORS,
     build_datatrove_pipeline,
@@ -114,6 +123,7 @@ __all__ = [
     "INPUT",
     "MANIFEST",
     "NAME_PREFIX",
+    "OutputInUse",
     "REASON_KEY",
     "RESERVED_KEYS",
     "SCORES_KEY",

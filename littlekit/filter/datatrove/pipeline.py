@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,17 @@ from littlekit.filter.datatrove.blocks import (
     RecordErrorFilter,
     resolved_options,
 )
+from littlekit.filter.datatrove.outputs import (
+    OutputInUse,
+    claim,
+    is_local,
+    plan_outputs,
+    run_identity,
+    swap_in,
+)
 from littlekit.filter.datatrove.readers import make_reader
 from littlekit.filter.datatrove.report import datatrove_report
-from littlekit.filter.datatrove.resume import check_manifest, describe_run
+from littlekit.filter.datatrove.resume import check_manifest, describe_run, write_manifest
 from littlekit.filter.datatrove.writers import make_writer
 from littlekit.filter.registry import StageOptions, check_gate_order, stage_names
 from littlekit.io import (
@@ -138,6 +146,9 @@ def make_executor(
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if tasks < 1:
         raise ValueError(f"tasks must be at least 1, got {tasks}")
+    if workers == 0 or workers < -1:
+        raise ValueError(f"workers must be at least 1 (or -1: as many as tasks), got {workers}")
+    workers = min(workers, tasks)  # more would start idle processes (datatrove starts one per worker)
     logging_dir = None if logging_dir is None else str(logging_dir)
     common = {"tasks": tasks, "workers": workers, "logging_dir": logging_dir}
     if executor == "local":
@@ -190,26 +201,74 @@ def filter_with_datatrove(
     batch_size: int = DEFAULT_BATCH,
     max_bytes: int = DEFAULT_MAX_BYTES,
     artifacts: str | os.PathLike | None = None,
+    force: bool = False,
+    swap_if: Callable[[CascadeReport], bool] | None = None,
+    written: dict[str, str] | None = None,
     **executor_options: Any,
 ) -> CascadeReport | None:
     """`littlekit filter` on datatrove: build, run (or submit), and for a run that has finished
-    here (local, ray) return its checked report; None after a Slurm submission."""
-    pipeline = build_datatrove_pipeline(
-        inp,
-        out,
-        stages,
-        text_key,
-        rejected_dir,
-        options=options,
-        id_key=id_key,
-        input_format=input_format,
-        batch_size=batch_size,
-        max_bytes=max_bytes,
-        artifacts=artifacts,
-    )
-    run_datatrove(pipeline, executor, tasks, workers, logging_dir, **executor_options)
+    here (local, ray) return its checked report; None after a Slurm submission.
+
+    The output folders are claimed for this run (littlekit.filter.datatrove.outputs): a folder
+    holding another run's output is refused (OutputInUse) before anything is written, or with
+    `force` replaced as a whole once every task has completed (the run writes beside it until
+    then; a rerun with `force` resumes there). A forced run whose report `swap_if` refuses
+    (default: one in which no document could be read) is not swapped in: the old output stays,
+    the new one beside it. `written`, a dict, is filled with {output folder: the folder holding
+    its output now}.
+    """
+
+    def pipeline_into(kept: str | os.PathLike, rejected: str | os.PathLike | None) -> list[PipelineStep]:
+        return build_datatrove_pipeline(
+            inp,
+            kept,
+            stages,
+            text_key,
+            rejected,
+            options=options,
+            id_key=id_key,
+            input_format=input_format,
+            batch_size=batch_size,
+            max_bytes=max_bytes,
+            artifacts=artifacts,
+        )
+
+    pipeline = pipeline_into(out, rejected_dir)
+    manifest = describe_run(pipeline, tasks)
+    folders = [out] if rejected_dir is None else [out, rejected_dir]
+    where = plan_outputs(folders, manifest, logging_dir, force, tasks)
+    staged = {final: target for final, target in where.items() if target != final}
+    if staged and executor == "slurm":
+        raise OutputInUse(
+            f"with the slurm executor the run ends after this command returns, so {', '.join(staged)} "
+            "cannot be replaced when it completes: move the old output away, or give new output folders"
+        )
+    if staged:
+        pipeline = pipeline_into(where[str(out)], None if rejected_dir is None else where[str(rejected_dir)])
+    runner = make_executor(pipeline, executor, tasks, workers, logging_dir, **executor_options)
+    check_manifest(runner.logging_dir, describe_run(pipeline, tasks) if staged else manifest)
+    if executor != "slurm":  # a submission's files are this run's by the logging directory's manifest
+        for target in where.values():
+            if is_local(target):
+                claim(target, run_identity(manifest), logging_dir)
+    runner.run()
     if executor == "slurm":
         return None
     report = datatrove_report(logging_dir)
     report.check()
+    if staged:
+        incomplete = runner.get_incomplete_ranks(range(tasks))
+        if incomplete:
+            raise RuntimeError(
+                f"{len(incomplete)} of {tasks} tasks did not complete (see {logging_dir}); the old output "
+                f"is untouched, the new one is in {', '.join(staged.values())}: rerun to resume it"
+            )
+        accept = swap_if or (lambda report: not (report.read and report.input_errors == report.read))
+        if accept(report):
+            for final, target in staged.items():
+                swap_in(target, final)
+            write_manifest(runner.logging_dir, manifest)  # the run is now the one in the final folders
+            staged = {}
+    if written is not None:
+        written.update({str(folder): staged.get(str(folder), str(folder)) for folder in folders})
     return report

@@ -102,8 +102,14 @@ def check_manifest(logging_dir, manifest: dict[str, Any]) -> None:
         if first != now:
             raise ResumeRefused(_refusal(folder.path, first, now))
         return
+    write_manifest(folder, manifest)
+
+
+def write_manifest(logging_dir, manifest: dict[str, Any]) -> None:
+    """Write (or replace) the run's manifest in the logging directory (a path or DataFolder)."""
+    folder = get_datafolder(str(logging_dir) if isinstance(logging_dir, os.PathLike) else logging_dir)
     with folder.open(MANIFEST, "w") as handle:
-        handle.write(text + "\n")
+        handle.write(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def _refusal(logging_dir: str, first: dict[str, Any], now: dict[str, Any]) -> str:
