@@ -207,10 +207,8 @@ def _jsonl_records(path, text_field: str, id_field: str, max_bytes: int) -> Iter
                     continue
                 yield _parse_line(raw, line_no, text_field, id_field, max_bytes)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        what = (
-            "ends early (cut short: an interrupted download or copy?)"
-            if isinstance(exc, EOFError)
-            else (f"is damaged ({exc})")
+        what = "ends early (cut short: an interrupted download or copy?)" if isinstance(exc, EOFError) else (
+            f"is damaged ({exc})"
         )
         where = "before its first line"
         if line_no:

@@ -169,7 +169,9 @@ def fasttext_file_problem(path: str | os.PathLike) -> str | None:
         return f"a truncated fastText model: the file ends inside its {cut} ({size:,} bytes)"
     if expected != size:
         kind = "truncated" if size < expected else "damaged"
-        return f"a {kind} fastText model: its header says {expected:,} bytes but the file has {size:,}"
+        return (
+            f"a {kind} fastText model: its header says {expected:,} bytes but the file has {size:,}"
+        )
     return None
 
 

@@ -237,16 +237,14 @@ def sample_to_budget(
                 remaining -= n_tokens
                 n_taken += 1
                 tokens_taken += n_tokens
-        tiers.append(
-            Tier(
-                tier=index,
-                label=_tier_label(index, edges),
-                n_docs=len(tier_docs),
-                tokens=sum(d[1] for d in tier_docs),
-                n_taken=n_taken,
-                tokens_taken=tokens_taken,
-            )
-        )
+        tiers.append(Tier(
+            tier=index,
+            label=_tier_label(index, edges),
+            n_docs=len(tier_docs),
+            tokens=sum(d[1] for d in tier_docs),
+            n_taken=n_taken,
+            tokens_taken=tokens_taken,
+        ))
     return BudgetSample(ids, int(budget_tokens), int(budget_tokens) - remaining, seed, tiers)
 
 

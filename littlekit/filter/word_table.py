@@ -46,13 +46,7 @@ DEFAULT_MIN_DOCUMENTS = 5
 DEFAULT_ALPHA = 1.0
 REQUIRED_COLUMNS = ("word", "beyond_score")
 TABLE_COLUMNS = (
-    "word",
-    "beyond_score",
-    "count_k5",
-    "count_beyond",
-    "rate_k5",
-    "rate_beyond",
-    "documents",
+    "word", "beyond_score", "count_k5", "count_beyond", "rate_k5", "rate_beyond", "documents",
 )
 
 
@@ -102,8 +96,7 @@ def score_counts(
     if min_documents > 1 and documents is None:
         raise ValueError("min_documents > 1 needs the words' document counts (count_documents)")
     words = sorted(
-        w
-        for w in set(k5_counts) | set(beyond_counts)
+        w for w in set(k5_counts) | set(beyond_counts)
         if k5_counts.get(w, 0) + beyond_counts.get(w, 0) >= min_count
         and (documents is None or documents.get(w, 0) >= min_documents)
     )
@@ -111,21 +104,17 @@ def score_counts(
     count_beyond = np.array([beyond_counts.get(w, 0) for w in words], dtype=np.int64)
     with np.errstate(divide="ignore"):
         score = (
-            np.log2(count_beyond + alpha)
-            - np.log2(count_k5 + alpha)
-            + math.log2(k5_total)
-            - math.log2(beyond_total)
+            np.log2(count_beyond + alpha) - np.log2(count_k5 + alpha)
+            + math.log2(k5_total) - math.log2(beyond_total)
         )
-    table = pd.DataFrame(
-        {
-            "word": pd.Series(words, dtype=object),
-            "beyond_score": score.astype(float),
-            "count_k5": count_k5,
-            "count_beyond": count_beyond,
-            "rate_k5": count_k5 / k5_total,
-            "rate_beyond": count_beyond / beyond_total,
-        }
-    )
+    table = pd.DataFrame({
+        "word": pd.Series(words, dtype=object),
+        "beyond_score": score.astype(float),
+        "count_k5": count_k5,
+        "count_beyond": count_beyond,
+        "rate_k5": count_k5 / k5_total,
+        "rate_beyond": count_beyond / beyond_total,
+    })
     if documents is not None:
         table["documents"] = np.array([documents.get(w, 0) for w in words], dtype=np.int64)
     return rank_words(table)
@@ -145,14 +134,8 @@ def score_words(
     beyond_counts, beyond_total = count_words(beyond_texts)
     documents = count_documents(k5_texts) + count_documents(beyond_texts)
     return score_counts(
-        k5_counts,
-        k5_total,
-        beyond_counts,
-        beyond_total,
-        min_count=min_count,
-        alpha=alpha,
-        documents=documents,
-        min_documents=min_documents,
+        k5_counts, k5_total, beyond_counts, beyond_total, min_count=min_count, alpha=alpha,
+        documents=documents, min_documents=min_documents,
     )
 
 
