@@ -25,8 +25,10 @@ chromium:
 	  (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
 	  echo "chromium could not be installed; the browser checks will not run"
 
+# One pytest worker per core, each test file on one worker (files share module fixtures); each
+# worker's torch and BLAS keep to one thread (tests/conftest.py).
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check littlekit tests benchmarks book

@@ -1,6 +1,14 @@
 """Fixtures shared by several test modules."""
 
+import os
+
 import pytest
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One worker per core: each worker's torch, BLAS and the CLIs it starts keep to one thread,
+    # or the workers' threads spin against each other.
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
 
 
 @pytest.fixture(scope="module")
