@@ -67,6 +67,8 @@ from littlekit.fit.recipe_word_table import (
     tune_blocked_share,
     word_table_from_outcomes,
 )
+from littlekit.fit.steps import FASTTEXT_POINT, finished, made_from_any, remove_step
+from littlekit.swap import file_beside, staged_folder
 
 STEPS = ("labels", "aoa", "fasttext", "encoder", "operating-point", "word-table")
 
@@ -130,7 +132,10 @@ def fit_fasttext(fit: Fit) -> None:
     fit.say(f"      trained on {len(train):,} labels -> {model_path}")
     tuning, groups = tune_fasttext_point(labels, fit.fasttext, fit.data_root)
     report = runs.folder(fit.run, "fasttext_fit")
-    tuning.oof.to_parquet(report / "oof_scores.parquet", index=False)
+    with file_beside(report / "oof_scores.parquet") as partial:
+        tuning.oof.to_parquet(partial, index=False)
+    with file_beside(report / FASTTEXT_POINT) as partial:
+        tuning.point.save(partial)
     config_file = tuning.point.save(fit.artifacts)
     fit.notes["fasttext_model"] = (
         f"trained with train_fasttext on {len(train):,} training labels (seed {fit.fasttext.seed})"
@@ -179,7 +184,8 @@ def fit_operating_point(fit: Fit, start: EncoderStart | None = None) -> None:
     loco = None
     if fit.hold_out_corpora:
         loco = leave_one_corpus_out_cascade(labels, fit.fasttext, fit.encoder, start, train_config)
-        loco.to_parquet(report / "loco_scores.parquet", index=False)
+        with file_beside(report / "loco_scores.parquet") as partial:
+            loco.to_parquet(partial, index=False)
         fit.say(f"      held each of {loco['corpus'].nunique()} label corpora out of both classifiers")
     points = tune_encoder_points(
         pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start, loco=loco
@@ -234,8 +240,45 @@ def _progress(outcomes, total: int):
         yield outcome
 
 
-def run_fit(fit: Fit, steps: tuple[str, ...]) -> None:
-    """Run the named steps in order; `all` also writes the artifacts README."""
+def run_fit(fit: Fit, steps: tuple[str, ...], force: bool = False) -> None:
+    """Run the named steps in order into a copy of the artifacts folder, swapped in whole when every
+    step is done (an error or an interruption leaves the folder as it was); `all` also writes the
+    artifacts README. A step whose product is there already is refused unless `force`; refitting
+    one takes the steps made from it out of the folder (`littlekit.fit.steps`)."""
+    done = [step for step in steps if finished(step, fit.artifacts, fit.run)]
+    if done and not force:
+        raise FileExistsError(
+            f"{fit.artifacts} (run folder {fit.run}) already holds what `littlekit fit {' '.join(done)}` "
+            "makes; pass --force to fit it again (the folder is swapped only once the new fit is complete)"
+        )
+    target, say = fit.artifacts, fit.say
+    with staged_folder(target) as staging:
+        fit.artifacts = staging
+        fit.say = lambda line: say(line.replace(str(staging), str(target)))
+        try:
+            _remove_replaced(fit, steps)
+            _run_steps(fit, steps)
+            readme = write_artifacts_readme(fit.artifacts, fit.notes)
+        finally:
+            fit.artifacts, fit.say = target, say
+    fit.say(f"wrote {target / readme.name}")
+
+
+def _remove_replaced(fit: Fit, steps: tuple[str, ...]) -> None:
+    """Take out of the staged folder what the steps replace and what was made from it."""
+    stale = [s for s in made_from_any(steps) if finished(s, fit.artifacts, fit.run)]
+    replaced = [s for s in steps if finished(s, fit.artifacts, fit.run)]
+    for step in reversed([s for s in STEPS if s in {*stale, *replaced}]):
+        remove_step(step, fit.artifacts, fit.run)
+    if stale:
+        again = " then ".join(f"`littlekit fit {s} --out {fit.artifacts}`" for s in stale)
+        fit.say(
+            f"      {', '.join(stale)} were made from what `fit {' '.join(steps)}` replaces, so they are "
+            f"taken out of the folder: run {again} to make them again"
+        )
+
+
+def _run_steps(fit: Fit, steps: tuple[str, ...]) -> None:
     start = None
     for number, name in enumerate(steps, 1):
         t0 = fit.step(number, len(steps), name)
@@ -252,8 +295,6 @@ def run_fit(fit: Fit, steps: tuple[str, ...]) -> None:
         elif name == "word-table":
             fit_word_table(fit)
         fit.done(t0, f"{name} done")
-    readme = write_artifacts_readme(fit.artifacts, fit.notes)
-    fit.say(f"wrote {readme}")
 
 
 def fit_label_set(
@@ -282,7 +323,7 @@ def fit_label_set(
         encoder=encoder or EncoderRecipe(),
         say=say,
     )
-    run_fit(fit, steps)
+    run_fit(fit, steps, force=True)  # the chapter owns its run folder
     return artifacts
 
 
@@ -303,6 +344,11 @@ def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         "--run", default=None, help="run folder for labels and reports (default: --out's parent)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="fit a step whose product is already there (the steps made from it are taken out)",
+    )
     parser.add_argument(
         "--labels",
         default=DEFAULT_LABELS,
@@ -388,5 +434,8 @@ def run_fit_command(args: argparse.Namespace) -> int:
         f"littlekit fit {args.step}: data {fit.data_root}, artifacts {out}, run folder {run}, "
         f"seed {args.seed}"
     )
-    run_fit(fit, steps)
+    try:
+        run_fit(fit, steps, force=args.force)
+    except FileExistsError as error:
+        raise UsageError(str(error), "littlekit fit") from None
     return 0

@@ -88,6 +88,9 @@ from littlekit.fit.thresholds import (  # noqa: F401
 
 # --- stage 2 alone: fastText's minimum ------------------------------------------------------------
 
+# how a joint point (stage 1 and both classifiers, chosen together) says where it comes from
+JOINT_POINT = "out-of-fold fastText and encoder P(K5) on training labels, never on validation sources"
+
 
 def out_of_fold_fasttext(
     labels: pd.DataFrame,
@@ -509,7 +512,7 @@ def choose_joint(
     point = OperatingPoint(
         fasttext_min_k5_prob=ft_min,
         encoder_min_k5_prob=enc_min,
-        chosen_on="out-of-fold fastText and encoder P(K5) on training labels, never on validation sources",
+        chosen_on=JOINT_POINT,
         target=target,
         max_aoa=max_aoa,
         details=details,
