@@ -196,7 +196,8 @@ def test_fit_labels_takes_the_label_set_from_the_command_line(tmp_path, capsys):
     assert main(["fit", "labels", "--out", str(out), "--labels", "source", "--max-per-band", "20"]) == 0
     labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
     assert labels["source"].str.startswith(SOURCE_PREFIX).all() and labels["band"].value_counts().max() <= 20
-    assert main(["fit", "labels", "--out", str(out)]) == 0
+    assert main(["fit", "labels", "--out", str(out)]) == 2  # a finished step is refused
+    assert main(["fit", "labels", "--out", str(out), "--force"]) == 0
     labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
     assert labels["source"].str.startswith(JUDGE_PREFIX).mean() > 0.7  # the rest: graded items, CCT-PD train
     assert "from judge" in capsys.readouterr().out
