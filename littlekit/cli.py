@@ -8,6 +8,7 @@
     littlekit data build --from ../shared/data --out data
     littlekit launch --size 5B --tokens 80B --nodes 1 --gpu B200 --dry-run
     littlekit train --data shards/k5 --val-data shards/val --tokenizer tok/ --size nano --max-steps 2000
+    littlekit notebook notebooks/02_llm_judge.ipynb out.ipynb -p judge_api_key_env OPENAI_API_KEY
 
 Every subcommand lives in its own module and is imported only when named (see COMMANDS), so a
 slow or broken module never gets in the way of another command.
@@ -69,6 +70,12 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "add_eval_parser",
         "run_eval_command",
         "evaluate a causal LM: littlekit eval curriculum --model PATH --band K5|BEYOND|all",
+    ),
+    "notebook": (
+        "littlekit.analysis.notebook_command",
+        "add_notebook_parser",
+        "run_notebook_command",
+        "run a notebook with papermill (-p NAME VALUE), refusing a key pasted as a *_env parameter",
     ),
 }
 

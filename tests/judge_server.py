@@ -9,6 +9,8 @@ gives the message content. Steps:
     Raw(body_bytes)                  a 200 whose body is exactly these bytes (e.g. not JSON)
     Json(obj)                        a 200 whose body is this JSON object (e.g. no choices)
     Content(text)                    a normal answer with this message content
+    Drip(interval)                   a normal answer sent one byte every `interval` seconds, status
+                                     line and headers included (no single read ever waits long)
 
 Every request is recorded (headers and JSON body), and the peak number of requests in
 flight is kept to check client concurrency limits.
@@ -55,6 +57,11 @@ class Json:
 @dataclass(frozen=True)
 class Content:
     text: str
+
+
+@dataclass(frozen=True)
+class Drip:
+    interval: float
 
 
 def default_answer(body: dict) -> str:
@@ -153,11 +160,25 @@ class JudgeServer:
                     return self._send_bytes(200, step.body)
                 if isinstance(step, Json):
                     return self._send(200, step.obj)
+                if isinstance(step, Drip):
+                    return self._drip(step.interval, completion(body, server.answer(body)))
                 try:
                     content = step.text if isinstance(step, Content) else server.answer(body)
                 except Exception as exc:  # a broken test script shows up as a 500, not a hang
                     return self._send(500, {"error": {"message": f"answer failed: {exc!r}"}})
                 return self._send(200, completion(body, self._echo() + content))
+
+            def _drip(self, interval: float, obj: Any) -> None:
+                data = json.dumps(obj).encode("utf-8")
+                head = (
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+                ).encode("ascii")
+                self.close_connection = True
+                for byte in head + data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(interval)
 
             def _send(self, code: int, obj: Any, headers: dict | None = None) -> None:
                 self._send_bytes(code, json.dumps(obj).encode("utf-8"), headers)

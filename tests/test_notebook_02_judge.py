@@ -1,7 +1,9 @@
 """Chapter 2's judge route end to end: the notebook judges demo documents through a real
 OpenAI-format server on loopback, writes judge labels, reuses its answer cache on a re-run, and
 never writes the API key anywhere: not even when the key was pasted with a trailing CR and the
-server echoes the Authorization header (whole and in pieces) in its answers and error bodies."""
+server echoes the Authorization header (whole and in pieces) in its answers and error bodies.
+A judge that fails every call stops the chapter (papermill exits non-zero) and the earlier
+labels stay byte-identical."""
 
 import json
 import logging
@@ -10,11 +12,14 @@ import shutil
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 from judge_server import JudgeServer, Status
 
 from littlekit import runs
 from littlekit.config import REPO_ROOT
+from littlekit.fit.labels import write_label_file
+from littlekit.judge import make_label
 
 papermill = pytest.importorskip("papermill")
 
@@ -127,3 +132,39 @@ def test_a_key_with_inner_whitespace_stops_the_chapter_without_showing_it(tmp_pa
     data = (tmp_path / "bad.ipynb").read_bytes() + str(failure.value).encode()
     assert not leaks(data) and KEY[:12].encode() not in data and KEY[13:].encode() not in data
     shutil.rmtree(REPO_ROOT / "runs" / "pytest-judge-badkey", ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_judge_failing_every_call_stops_the_chapter_and_keeps_the_earlier_labels(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    run_name = "pytest-judge-all-500"
+    run = REPO_ROOT / "runs" / run_name
+    shutil.rmtree(run, ignore_errors=True)
+    labels_file = runs.path(run, "labels")
+    labels_file.parent.mkdir(parents=True)
+    texts = ["The cat sat on the mat.", "The dog ran home fast."]
+    earlier = pd.DataFrame([{**make_label(f"good-{i}", t, "K5", "llm-judge"), "text": t}
+                            for i, t in enumerate(texts)])  # fmt: skip
+    write_label_file(earlier, labels_file)  # good labels from an earlier run
+    before = labels_file.read_bytes()
+    try:
+        # HTTP 500 to every request, retried at once (Retry-After: 0): every call fails
+        with JudgeServer(script=[Status(500, retry_after="0")] * 1000) as server:
+            command = [sys.executable, "-m", "papermill", str(NOTEBOOK), str(tmp_path / "out.ipynb"),
+                       "--cwd", str(NOTEBOOK.parent), "-k", "python3", "--no-progress-bar"]  # fmt: skip
+            for name, value in {"run_name": run_name, "judge_base_url": server.url, "judge_model": "m",
+                                "judge_api_key_env": KEY_ENV, "judge_sample_size": 2}.items():  # fmt: skip
+                command += ["-p", name, str(value)]
+            done = subprocess.run(command, capture_output=True, timeout=600)
+            assert server.count == 2 * 3 * 6  # 2 documents x 3 prompts x (1 try + 5 retries)
+        stderr = done.stderr.decode(errors="replace")
+        assert done.returncode != 0, stderr[-3000:]
+        assert "JudgeRunError" in stderr and "every one of the 6 judge calls failed" in stderr
+        assert labels_file.read_bytes() == before
+        assert sorted(p.name for p in labels_file.parent.iterdir()) == [labels_file.name]
+        assert not (run / "judge" / "judge_labels_majority.jsonl").exists()
+    finally:
+        shutil.rmtree(run, ignore_errors=True)

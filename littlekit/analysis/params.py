@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 _RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME_MAX = 64
+_ENV_NAME_RE = re.compile(rf"[A-Z_][A-Z0-9_]{{0,{ENV_NAME_MAX - 1}}}")
 
 
 class ParameterError(ValueError):
@@ -127,11 +128,22 @@ def check_text(name: str, value: Any) -> str:
 def check_env_name(name: str, value: Any) -> str:
     """The NAME of an environment variable (such as "OPENAI_API_KEY"), never its value.
 
-    The message does not repeat what it got: a key pasted in by mistake stays out of the output.
+    Only conventional names pass: upper-case letters, digits and underscores, not starting with a
+    digit, at most 64 characters. A key is refused even when it looks like a name (an `hf_...`
+    token is a valid identifier but not upper-case), and so is any value equal to the value of a
+    variable set in the environment (that is a key, or some other value, pasted for its name).
+    The message never repeats what it got: a key pasted in by mistake stays out of the output.
     """
-    if not isinstance(value, str) or not _ENV_NAME_RE.match(value):
+    if not isinstance(value, str) or not _ENV_NAME_RE.fullmatch(value):
         raise ParameterError(
-            f"parameter {name} must be the name of an environment variable (not the key itself)"
+            f"parameter {name} must be the name of an environment variable (not the key itself): "
+            f"upper-case letters, digits and underscores, starting with a letter or '_', at most "
+            f"{ENV_NAME_MAX} characters"
+        )
+    if any(value == setting for setting in os.environ.values()):
+        raise ParameterError(
+            f"parameter {name} must be the name of an environment variable (not the key itself): what "
+            "it got is the value of a variable set in the environment, not a name"
         )
     return value
 

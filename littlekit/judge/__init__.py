@@ -5,9 +5,10 @@ K5, K8, K12, OOS; answers are parsed (`parse`), cached on disk (`cache.JudgeCach
 (`voting`: majority with ties to the higher grade, or unanimous) and priced (`cost`).
 Backends: `OpenAIChatBackend` (any OpenAI-compatible endpoint; the key comes only from an
 environment variable, stripped and checked: `APIKeyError`) and `TransformersBackend` (a local
-model). Every text the judge writes or raises (errors, cached answers, label records, parse
-errors, its log) goes through one scrubber, `redact.scrub`, which takes out the key and any
-echoed piece of it.
+model). `check_judged` refuses a run that labelled nothing (every call failed) before its labels
+replace earlier ones. Every text the judge writes or raises (errors, cached answers, label
+records, parse errors, its log) goes through one scrubber, `redact.scrub`, which takes out the
+key and any echoed piece of it.
 
 Label format
 ------------
@@ -34,7 +35,7 @@ each answer cost when it was made, including answers later served from the cache
 (`cached` says how many were).
 """
 
-from littlekit.judge.annotate import annotate, iter_annotate
+from littlekit.judge.annotate import JudgeRunError, JudgeWarning, annotate, check_judged, iter_annotate
 from littlekit.judge.backends import BackendError, Completion, ResponseFormatError
 from littlekit.judge.cache import JudgeCache
 from littlekit.judge.cost import (
@@ -58,8 +59,10 @@ from littlekit.judge.voting import vote
 __all__ = [
     "APIKeyError", "DEFAULT_PRICES", "FINEWEB_EDU_DOCS", "PAPER_ENSEMBLE_PER_SAMPLE", "BackendError",
     "Completion",
-    "JudgeCache", "JudgeParseError", "JudgePrompt", "OpenAIChatBackend", "Price", "ResponseFormatError",
-    "StageRate", "annotate", "build_prompts", "cascade_cost", "compare_with_judge", "cost_per_sample",
+    "JudgeCache", "JudgeParseError", "JudgePrompt", "JudgeRunError", "JudgeWarning", "OpenAIChatBackend",
+    "Price", "ResponseFormatError",
+    "StageRate", "annotate", "build_prompts", "cascade_cost", "check_judged", "compare_with_judge",
+    "cost_per_sample",
     "iter_annotate", "judge_everything_cost", "load_prompts", "make_label", "normalise_band",
     "parse_answer", "parse_band", "read_labels", "save_prompts", "scrub", "text_sha256",
     "validate_label", "vote", "write_labels",

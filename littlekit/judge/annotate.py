@@ -3,11 +3,17 @@
 A failed request or an unparseable answer becomes a null vote with its message in
 `judge.errors`; it never stops the batch. Records follow the label format documented in
 `littlekit.judge`; their text is scrubbed of API keys (`redact.scrub_record`).
+
+`check_judged(records)` is the verdict on a whole run before its labels are written: it raises
+`JudgeRunError` when every call failed or no document got a band (a judge that answers HTTP 500 to
+everything must not replace earlier labels with nulls), and warns (`JudgeWarning`) with the
+counts when only some calls failed.
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
@@ -22,6 +28,14 @@ from littlekit.judge.voting import VOTE_MODES
 from littlekit.judge.voting import vote as vote_bands
 
 log = logging.getLogger("littlekit.judge")
+
+
+class JudgeRunError(RuntimeError):
+    """A judge run that gave nothing to label with: every call failed, or no document got a band."""
+
+
+class JudgeWarning(UserWarning):
+    """Some of a judge run's calls failed; the documents they left without a band stay unlabelled."""
 
 
 def annotate(
@@ -139,3 +153,54 @@ def _record(
         "judge": judge,
         "source": JUDGE_SOURCE,
     }))
+
+
+def check_judged(records: Sequence[dict[str, Any]], vote: str | None = None) -> dict[str, int]:
+    """Counts of a judge run's records, or JudgeRunError when they hold nothing to label with.
+
+    Raises when there are no records, when every call failed (a `backend:` error for every prompt
+    of every document) or when no record has a band (with `vote`: no band under that vote mode,
+    e.g. "unanimous" for the training labels). When some calls failed but not all, warns
+    (`JudgeWarning`) with how many of how many. Returns {"documents", "calls", "failed",
+    "unparsed", "labelled"}: calls made (answers served from the cache count as calls that
+    succeeded), those that failed, answers that could not be parsed, documents with a band. The
+    messages quote the first error, already scrubbed of API keys like everything in a record.
+    """
+    if vote is not None and vote not in VOTE_MODES:
+        raise ValueError(f"unknown vote mode {vote!r}; expected one of {', '.join(VOTE_MODES)}")
+    calls = failed = unparsed = labelled = 0
+    first_error = None
+    for record in records:
+        judge = record.get("judge")
+        if not isinstance(judge, dict):
+            raise ValueError(f"label {record.get('id')!r} was not made by the judge")
+        calls += len(judge.get("prompt_versions") or record["votes"])
+        for message in judge.get("errors", {}).values():
+            failed += message.startswith("backend:")
+            unparsed += message.startswith("parse:")
+            first_error = first_error or message
+        band = record["band"] if vote is None else vote_bands(record["votes"], vote)
+        labelled += band is not None
+    counts = {"documents": len(records), "calls": calls, "failed": failed, "unparsed": unparsed,
+              "labelled": labelled}  # fmt: skip
+    quoted = f" (first error: {first_error[:300]})" if first_error else ""
+    if not records:
+        raise JudgeRunError("the judge was given no documents, so there are no labels to write")
+    if failed == calls:
+        raise JudgeRunError(
+            f"every one of the {calls:,} judge calls failed{quoted}; no labels were made, so none are "
+            "written (check the endpoint, the model name and the key)"
+        )
+    if not labelled:
+        which = f"a {vote} band" if vote is not None else "a band"
+        raise JudgeRunError(
+            f"none of the {len(records):,} judged documents got {which} ({failed:,} of {calls:,} calls "
+            f"failed, {unparsed:,} answers could not be parsed){quoted}; there are no labels to write"
+        )
+    if failed:
+        message = (
+            f"{failed:,} of {calls:,} judge calls failed ({unparsed:,} more answers could not be parsed); "
+            f"{len(records) - labelled:,} of {len(records):,} documents have no band{quoted}"
+        )
+        warnings.warn(message, JudgeWarning, stacklevel=2)
+    return counts

@@ -8,12 +8,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from littlekit.grades import BANDS
 from littlekit.judge.redact import scrub_record
+from littlekit.swap import file_beside
 
 REQUIRED_KEYS: tuple[str, ...] = ("id", "text_sha256", "band", "votes", "judge", "source")
 JUDGE_SOURCE = "llm-judge"
@@ -59,14 +61,20 @@ def validate_label(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_labels(records: Iterable[Mapping[str, Any]], path: str | Path) -> int:
-    """Write records as JSON lines (validated, scrubbed of API keys); returns how many were written."""
+    """Write records as JSON lines (validated, scrubbed of API keys); returns how many were written.
+
+    Written beside, then swapped (`littlekit.swap.file_beside`): the lines go to a sibling
+    `NAME.partial-<pid>.SUFFIX`, flushed to disk and renamed onto `path` only when every record is
+    written, so an error, an interruption or a kill leaves an earlier file at `path` whole."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
-    with path.open("w", encoding="utf-8") as handle:
+    with file_beside(path) as partial, partial.open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(scrub_record(validate_label(record)), ensure_ascii=False) + "\n")
             count += 1
+        handle.flush()
+        os.fsync(handle.fileno())
     return count
 
 

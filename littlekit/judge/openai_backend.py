@@ -14,14 +14,19 @@ server without `--api-key`).
 
 Requests run on `concurrency` threads; HTTP 408/409/425/429/5xx, timeouts and dropped
 connections are retried with exponential backoff (honouring Retry-After), other 4xx fail
-at once.
+at once. `timeout` is a deadline for each attempt as a whole (connecting, the headers and the
+whole body), not for each read: a server that drips its answer a byte at a time is cut off when
+the deadline passes (`_Deadline` shuts the socket) and the attempt counts as a timeout.
 """
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import logging
 import random
+import socket
 import threading
 import time
 import urllib.error
@@ -136,16 +141,25 @@ class OpenAIChatBackend:
         request = urllib.request.Request(
             f"{self.base_url}/chat/completions", data=data, method="POST", headers=self._headers()
         )
+        deadline = _Deadline(self.timeout)
+        opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline))
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with opener.open(request, timeout=self.timeout) as response:
                 body = response.read()
+            if deadline.expired:  # a body without Content-Length ends quietly when the socket is shut
+                raise TimeoutError("deadline passed")
         except urllib.error.HTTPError as exc:
             message = self._scrub(f"HTTP {exc.code}: {_error_text(exc)}")
             if exc.code in RETRY_STATUS or exc.code >= 500:
                 raise _Retryable(message, _retry_after(exc.headers.get("Retry-After"))) from None
             raise BackendError(message) from None
         except (TimeoutError, OSError, HTTPException) as exc:
+            if deadline.expired:
+                whole = f"no complete answer within {self.timeout:g}s"
+                raise _Retryable(f"TimeoutError: timed out, {whole}") from None
             raise _Retryable(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+        finally:
+            deadline.cancel()
         return parse_chat_response(body)
 
     def _headers(self) -> dict[str, str]:
@@ -167,6 +181,89 @@ class OpenAIChatBackend:
             return min(retry_after, self.backoff_max)
         backoff = self.backoff_base * (2**attempt)
         return min(backoff * (1 + 0.25 * random.random()), self.backoff_max)
+
+
+class _Deadline:
+    """One request's deadline: `seconds` after it is made, every socket it watches is shut down,
+    which ends any read blocked on it (a socket timeout bounds each read, not their sum)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.expired = False
+        self._start = time.monotonic()
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def remaining(self) -> float:
+        return self.seconds - (time.monotonic() - self._start)
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed already, or detached into the TLS socket (which is watched too)
+
+
+class _DeadlineConnection(http.client.HTTPConnection):
+    """An HTTP connection whose sockets `deadline` watches, each blocking call bounded by what is left."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+        self._create_connection = self._watched_connection
+
+    def _watched_connection(self, address, timeout=None, source_address=None):
+        left = max(self._deadline.remaining(), 0.001)
+        timeout = min(timeout, left) if isinstance(timeout, int | float) else left
+        sock = socket.create_connection(address, timeout, source_address)
+        self._deadline.watch(sock)
+        return sock
+
+    def connect(self) -> None:
+        super().connect()
+        self._deadline.watch(self.sock)  # for https: the TLS socket that took the plain one over
+
+
+class _DeadlineHTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    pass
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req):
+        return self.do_open(functools.partial(_DeadlineConnection, deadline=self._deadline), req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self._deadline = deadline
+
+    def https_open(self, req):
+        connection = functools.partial(_DeadlineHTTPSConnection, deadline=self._deadline)
+        return self.do_open(connection, req, context=self._context)
 
 
 def parse_chat_response(body: bytes) -> Completion:
@@ -212,6 +309,6 @@ def _error_text(exc: urllib.error.HTTPError) -> str:
     """The error body on one line, scrubbed before it is cut to 300 characters."""
     try:
         body = exc.read().decode("utf-8", "replace")
-    except OSError:
+    except (OSError, HTTPException):  # HTTPException: an error body cut off at the deadline
         return scrub(str(exc.reason or ""))
     return scrub(" ".join(body.split()))[:300] or scrub(str(exc.reason or ""))
