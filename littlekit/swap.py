@@ -10,6 +10,10 @@
 A run killed outright (SIGKILL, power) leaves its staging folder behind, never a half-written
 result; the next `staged_folder` of the same target removes it. Between the swap's two renames the
 previous folder is `.NAME.old-<pid>`: a crash there leaves it whole, and the next run puts it back.
+
+Before any work, `same_file(a, b)` (symlinks, `..` and hard links seen through) and
+`unwritable(path)` (a probe file written where `path` will go) let a command refuse outputs that
+would overwrite an input or each other, or that could never be written.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,6 +83,36 @@ def file_beside(path: str | os.PathLike) -> Iterator[Path]:
         partial.unlink(missing_ok=True)
         raise
     os.replace(partial, path)
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two paths name one file: the same real path (symlinks and .. resolved, also for
+    files not there yet), or, for two that exist, the same inode (hard links)."""
+    try:
+        if os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def unwritable(path: str | os.PathLike) -> str | None:
+    """Why no file can be written at `path` (in its folder, or in the nearest existing folder it
+    would be made in), found by writing a probe file there; None when one can."""
+    folder = Path(path).parent
+    existing = folder
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"its folder {folder} cannot be made: {existing} is a file, not a folder"
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".littlekit-write-check-", dir=existing)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        where = "" if existing == folder else f" (its folder {folder} would be made there)"
+        return f"cannot write in {existing}{where}: {exc.strerror or exc}"
+    return None
 
 
 def _alive(pid: int) -> bool:

@@ -9,21 +9,36 @@ The same arguments write the same bytes. Every record is verified as it is made 
 re-derivation, the grader, the declared vocabulary, the K-5 rules); a failure stops the command
 with the record's id. `--review` writes the degenerate-problem log (empty when every unit's
 constraints hold); `--mathcamps-root` writes the records as a MathCAMPS data root for
-`littlekit.evals.mathcamps`. An existing output is never overwritten without `--force`.
+`littlekit.evals.mathcamps`. An existing output is never overwritten without `--force`; every
+output is checked before any problem is made (not a folder, no two of them one file, through a
+symlink or a hard link, each one's folder writable), and --per-unit is at most
+1,000,000 (the records are held in memory, a few kB each, until they are written).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from littlekit.argtypes import UsageError, int_range, positive_int
+from littlekit.argtypes import UsageError, int_range
 from littlekit.io import sha256_file
 
 PROG = "littlekit curriculum"
+MAX_PER_UNIT = 1_000_000  # problems per unit: every unit at this is ~57M records, held in memory
+
+
+def per_unit_count(text: str) -> int:
+    """--per-unit: a whole number from 1 to MAX_PER_UNIT."""
+    bounds = f"at least 1 and at most {MAX_PER_UNIT:,}"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number {bounds}, got {text!r}") from None
+    if not 1 <= value <= MAX_PER_UNIT:
+        raise argparse.ArgumentTypeError(f"must be {bounds}, got {text}")
+    return value
 
 
 def add_curriculum_parser(subparsers) -> argparse.ArgumentParser:
@@ -44,7 +59,12 @@ def add_curriculum_parser(subparsers) -> argparse.ArgumentParser:
         default="all",
         help="K5, BEYOND, all, or comma-separated unit ids (see --list); default all",
     )
-    p.add_argument("--per-unit", type=positive_int, default=100, help="problems per unit (default 100)")
+    p.add_argument(
+        "--per-unit",
+        type=per_unit_count,
+        default=100,
+        help=f"problems per unit, 1 to {MAX_PER_UNIT:,} (default 100)",
+    )
     p.add_argument("--seed", type=int_range(0, 2**63 - 1), default=0, help="run seed (default 0)")
     p.add_argument("--format", choices=FORMATS, default="scratchpad", help="default scratchpad")
     p.add_argument("--register", choices=REGISTERS, default="compact", help="default compact")
@@ -72,23 +92,33 @@ def _units(spec: str):
 
 
 def _check_outputs(args: argparse.Namespace) -> list[Path]:
+    """Every file the command will write, checked before any work: none a folder, no two of them
+    one file (symlinks and hard links included), none existing without --force, each writable."""
+    from littlekit.curriculum.export import MATHCAMPS_FILE
+    from littlekit.swap import same_file, unwritable
+
     if args.out is None:
         raise UsageError("--out FILE.jsonl is required (or --list)", PROG)
-    outputs = [
-        args.out,
-        args.review,
-        args.mathcamps_root and args.mathcamps_root / "mathcamps" / "mathcamps.jsonl",
+    named = [
+        ("--out", args.out),
+        ("--review", args.review),
+        ("--mathcamps-root", args.mathcamps_root and Path(args.mathcamps_root) / MATHCAMPS_FILE),
     ]
-    outputs = [Path(p) for p in outputs if p is not None]
-    resolved = [os.path.abspath(p) for p in outputs]
-    if len(set(resolved)) != len(resolved):
-        raise UsageError("--out, --review and --mathcamps-root must name different files", PROG)
-    for path in outputs:
+    named = [(flag, Path(path)) for flag, path in named if path is not None]
+    for i, (flag, path) in enumerate(named):
+        for other_flag, other in named[:i]:
+            if same_file(path, other):
+                raise UsageError(f"{other_flag} {other} and {flag} {path} are the same file: "
+                                 f"--out, --review and --mathcamps-root must name different files",
+                                 PROG)  # fmt: skip
+    for flag, path in named:
         if path.is_dir():
-            raise UsageError(f"{path} is a folder; give a file name", PROG)
-        if path.exists() and not args.force:
-            raise UsageError(f"{path} exists; pass --force to overwrite it", PROG)
-    return outputs
+            raise UsageError(f"{flag} {path} is a folder; give a file name", PROG)
+        if (path.exists() or path.is_symlink()) and not args.force:
+            raise UsageError(f"{flag} {path} exists; pass --force to overwrite it", PROG)
+        if problem := unwritable(path):
+            raise UsageError(f"{flag} {path}: {problem}", PROG)
+    return [path for _, path in named]
 
 
 def print_units() -> None:

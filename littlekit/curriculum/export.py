@@ -4,6 +4,8 @@ for `littlekit.evals.mathcamps`, and pretraining mixtures.
 - `write_jsonl`: one `json.dumps` line per record, keys in the record's fixed order, UTF-8 as is
   (`ensure_ascii=False`), `\\n` endings; written to a temporary file then renamed, and never over
   an existing file unless `force`. The same records give the same bytes, so the same seed does.
+  A NaN or infinity in a record is refused (ValueError naming the record), never written as the
+  `NaN` / `Infinity` tokens no strict JSON reader takes: no record here should hold one.
 - `to_mathcamps` / `write_mathcamps_root`: records as MathCAMPS rows (`id, standard, statement,
   answer, type, followup_to`, all `original-problem`), laid out as a data root so
   `littlekit.evals.mathcamps.load(root)` reads them and `evaluate` scores a model on them with the
@@ -30,8 +32,19 @@ MATHCAMPS_FILE = "mathcamps/mathcamps.jsonl"
 
 
 def dumps(record: dict[str, Any]) -> str:
-    """One JSONL line (no newline)."""
-    return json.dumps(record, ensure_ascii=False)
+    """One JSONL line (no newline); ValueError on a NaN or infinity (no strict JSON holds one)."""
+    return json.dumps(record, ensure_ascii=False, allow_nan=False)
+
+
+def _line(record: Any, number: int, path: Path) -> str:
+    """dumps(record), or a ValueError naming the record (its number and id) and the file."""
+    try:
+        return dumps(record)
+    except ValueError as exc:
+        ident = record.get("id") if isinstance(record, dict) else None
+        named = f"record {number:,}" + ("" if ident is None else f" (id {ident!r})")
+        what = "a NaN or infinite number, which JSON cannot hold" if "float" in str(exc) else str(exc)
+        raise ValueError(f"{named} for {path} holds {what}; nothing was written") from None
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], path: str | os.PathLike, force: bool = False) -> int:
@@ -42,10 +55,14 @@ def write_jsonl(records: Iterable[dict[str, Any]], path: str | os.PathLike, forc
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     count = 0
-    with partial.open("w", encoding="utf-8", newline="\n") as handle:
-        for record in records:
-            handle.write(dumps(record) + "\n")
-            count += 1
+    try:
+        with partial.open("w", encoding="utf-8", newline="\n") as handle:
+            for record in records:
+                handle.write(_line(record, count + 1, path) + "\n")
+                count += 1
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     os.replace(partial, path)
     return count
 

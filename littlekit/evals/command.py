@@ -10,7 +10,8 @@ per band, `accuracy <band> = 0.xxx (n=...)`, after the per-unit and per-grade ta
 register default to `littlekit curriculum`'s (scratchpad, compact): pass the ones the model was
 trained on. What is typed is checked before a model is loaded (exit 2 with one line); a model
 that will not load or generate ends with one line and exit 1. `--out` is never overwritten
-without `--force`.
+without `--force`, and never, even with it, when it is a file the command reads (an --exclude
+training file or a file of the --model folder, also through a symlink or a hard link).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def add_curriculum_eval_parser(evals) -> argparse.ArgumentParser:
+    from littlekit.curriculum.command import MAX_PER_UNIT, per_unit_count
     from littlekit.curriculum.formats import FORMATS, REGISTERS
     from littlekit.curriculum.sampling import MODES
 
@@ -53,7 +55,10 @@ def add_curriculum_eval_parser(evals) -> argparse.ArgumentParser:
     c.add_argument("--model", required=True, help="a save_pretrained directory or a Hub id (offline: cached)")
     c.add_argument("--band", default="all", help="K5, BEYOND or all (default all)")
     c.add_argument(
-        "--per-unit", type=positive_int, default=50, help="held-out problems per unit (default 50)"
+        "--per-unit",
+        type=per_unit_count,
+        default=50,
+        help=f"held-out problems per unit, 1 to {MAX_PER_UNIT:,} (default 50)",
     )
     c.add_argument("--seed", type=int_range(0, 2**63 - 1), default=0, help="evaluation seed (default 0)")
     c.add_argument(
@@ -118,14 +123,29 @@ def _temperature(args: argparse.Namespace) -> float:
 
 
 def _check_files(args: argparse.Namespace) -> None:
+    from littlekit.swap import same_file, unwritable
+
     for path in args.exclude:
         if not path.is_file():
             raise _usage(f"--exclude: {path} is not a file")
-    if args.out is not None:
-        if args.out.is_dir():
-            raise _usage(f"--out: {args.out} is a folder; give a file name")
-        if args.out.exists() and not args.force:
-            raise _usage(f"--out: {args.out} exists; pass --force to overwrite it")
+    if args.out is None:
+        return
+    for path in args.exclude:  # with or without --force: the results would replace a training file
+        if same_file(args.out, path):
+            raise _usage(f"--out {args.out} is the --exclude file {path} (the same file): the results "
+                         f"would overwrite it; give another --out")  # fmt: skip
+    model = Path(args.model).expanduser()
+    if model.is_dir():
+        for path in (p for p in model.rglob("*") if p.is_file()):
+            if same_file(args.out, path):
+                raise _usage(f"--out {args.out} is the --model file {path} (the same file): the results "
+                             f"would overwrite it; give another --out")  # fmt: skip
+    if args.out.is_dir():
+        raise _usage(f"--out: {args.out} is a folder; give a file name")
+    if (args.out.exists() or args.out.is_symlink()) and not args.force:
+        raise _usage(f"--out: {args.out} exists; pass --force to overwrite it")
+    if problem := unwritable(args.out):
+        raise _usage(f"--out {args.out}: {problem}")
 
 
 def check_model(where: str) -> None:

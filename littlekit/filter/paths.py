@@ -10,10 +10,8 @@ from itertools import combinations, permutations
 from pathlib import Path
 
 from littlekit.argtypes import UsageError
-from littlekit.io import (
-    input_format,
-    partial_path,
-)
+from littlekit.io import input_format, partial_path
+from littlekit.swap import same_file
 
 OUTPUT_MARKER = ".littlekit_output.json"  # in a datatrove run's output folder: which run wrote it
 
@@ -65,7 +63,7 @@ def check_distinct(named: list[tuple[str, Path | None, bool]], files: bool = Tru
         if files and flag != "--in" and path.is_dir():
             raise UsageError(f"{flag} {path} is a folder; give a file name")
     for (flag_a, a, _), (flag_b, b, _) in combinations(given, 2):
-        if _same_file(a, b):
+        if same_file(a, b):
             where = (
                 f"{flag_a} and {flag_b} both name {a}"
                 if a == b
@@ -77,22 +75,11 @@ def check_distinct(named: list[tuple[str, Path | None, bool]], files: bool = Tru
                 )
             raise UsageError(f"{where}: give each output its own path")
     for (flag_w, w, partial), (flag_o, o, _) in permutations(given, 2):
-        if partial and _same_file(partial_path(w), o):
+        if partial and same_file(partial_path(w), o):
             raise UsageError(
                 f"{flag_o} {o} is the file that {flag_w} {w} is written to until the run ends; "
                 "give it another name"
             )
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """Whether two paths name one file: the same real path (symlinks and .. resolved, also for
-    files not there yet), or, for two that exist, the same inode (hard links)."""
-    try:
-        if a.exists() and b.exists() and os.path.samefile(a, b):
-            return True
-    except OSError:
-        pass
-    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
 
 
 def check_input(args: argparse.Namespace) -> str:

@@ -19,7 +19,9 @@ derive itself is a launch flag too, parsed as `littlekit train` parses it and wi
 the result with the trainer's own parser. The script passes `--resume auto` and saves `last/`
 about every `--checkpoint-hours` (at most half a job's time limit, and at most the run's steps),
 so when a job hits its time limit, submitting the same script again continues the run; a plan
-whose single step would outlast a job is refused. The command line itself is `littlekit.lm.launch_command`.
+whose single step would outlast a job is refused. The command line itself is `littlekit.lm.launch_command`;
+an existing --out script is replaced only with `--overwrite` (`--force` is the trainer's, passed on), and
+then whole (written beside it, then renamed over it).
 """
 
 from __future__ import annotations

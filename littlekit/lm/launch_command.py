@@ -27,6 +27,7 @@ from littlekit.lm.launch import (
 )
 from littlekit.lm.sizes import DEFAULT_VOCAB_SIZE, QWEN3_SIZES
 from littlekit.lm.train.config import TrainConfig, add_setting_flags, value_from_args
+from littlekit.swap import file_beside, unwritable
 
 COUNT = int_range(1, MAX_COUNT)
 
@@ -106,6 +107,11 @@ def add_launch_parser(
     )
     add_setting_flags(settings, passed_settings(config_class), script_defaults())
     p.add_argument("--out", type=Path, help="script path (default: littlelearner-<size>.sbatch)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out script (--force is the trainer's own flag, passed on to it)",
+    )
     p.add_argument("--dry-run", action="store_true", help="check and print; write nothing")
     return p
 
@@ -157,7 +163,8 @@ def config_from_args(args: argparse.Namespace, config_class: type[TrainConfig] =
 
 
 def run_launch_command(args: argparse.Namespace) -> int:
-    """Check the plan; print it (and the script on --dry-run) or write the script. 2 on problems."""
+    """Check the plan; print it (and the script on --dry-run) or write the script. 2 on problems,
+    among them an existing --out without --overwrite."""
     plan = make_plan(config_from_args(args))
     if plan.ok:
         plan.problems += check_script(plan)
@@ -167,16 +174,36 @@ def run_launch_command(args: argparse.Namespace) -> int:
         for problem in plan.problems:
             print(f"littlekit launch: error: {problem}", file=sys.stderr)
         return 2
+    script = slurm_script(plan)
+    out = args.out or Path(f"littlelearner-{plan.config.size}.sbatch")
+    if not args.dry_run and (problem := out_problem(out, args.overwrite)):
+        print(f"littlekit launch: error: {problem}", file=sys.stderr)
+        return 2
     for line in plan_lines(plan) + paper_check_lines(plan.config.vocab_size, args.seq_len):
         print(line)
-    script = slurm_script(plan)
     if args.dry_run:
         print("dry run: configuration OK; nothing written. The script would be:\n")
         print(script)
         return 0
-    out = args.out or Path(f"littlelearner-{plan.config.size}.sbatch")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(script, encoding="utf-8")
-    out.chmod(0o755)
+    write_script(script, out)
     print(f"wrote {out}; submit with: mkdir -p {shlex.quote(args.log_dir)} && sbatch {out}")
     return 0
+
+
+def out_problem(out: Path, overwrite: bool) -> str | None:
+    """Why the script cannot be written to `out` (checked before anything is written), or None."""
+    if out.is_dir():
+        return f"--out {out} is a folder; give the script's file name"
+    if (out.exists() or out.is_symlink()) and not overwrite:
+        return f"--out {out} exists; pass --overwrite to replace it"
+    if problem := unwritable(out):
+        return f"--out {out}: {problem}"
+    return None
+
+
+def write_script(script: str, out: Path) -> None:
+    """Write the script beside `out`, then rename it over: an existing script is replaced whole."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with file_beside(out) as partial:
+        partial.write_text(script, encoding="utf-8")
+        partial.chmod(0o755)

@@ -22,6 +22,7 @@ from littlekit.filter.datatrove.blocks import (
     RecordErrorFilter,
     resolved_options,
 )
+from littlekit.filter.datatrove.children import children_die_with_this_process
 from littlekit.filter.datatrove.outputs import (
     OutputInUse,
     claim,
@@ -180,7 +181,8 @@ def run_datatrove(
     """
     runner = make_executor(pipeline, executor, tasks, workers, logging_dir, **executor_options)
     check_manifest(runner.logging_dir, describe_run(pipeline, tasks))
-    runner.run()
+    with children_die_with_this_process():  # no Manager or worker left behind if this one is killed
+        runner.run()
     return runner
 
 
@@ -251,7 +253,8 @@ def filter_with_datatrove(
         for target in where.values():
             if is_local(target):
                 claim(target, run_identity(manifest), logging_dir)
-    runner.run()
+    with children_die_with_this_process():  # no Manager or worker left behind if this one is killed
+        runner.run()
     if executor == "slurm":
         return None
     report = datatrove_report(logging_dir)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from littlekit.lm.shards import TokenShards
 from littlekit.lm.sizes import QWEN3_SIZES
 from littlekit.lm.train.checkpoint import resolve_resume
 from littlekit.lm.train.config import MAX_COUNT, MAX_SEED, OPTIMIZERS, PARALLEL, RESULTS, TrainConfig
+from littlekit.swap import unwritable
 
 
 def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
@@ -134,24 +134,8 @@ def check_inputs(config: TrainConfig) -> None:
 def check_writable(run_dir: str | os.PathLike) -> None:
     """ValueError naming --run-dir unless a file can be written there (or, while it does not
     exist yet, in the folder it will be made in), so an unwritable one fails before any work."""
-    wanted = Path(run_dir)
-    existing = wanted
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(
-            f"argument --run-dir: {wanted} cannot be made: {existing} is a file, not a directory"
-        )
-    try:
-        handle, probe = tempfile.mkstemp(prefix=".littlekit-write-check-", dir=existing)
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as exc:
-        where = "" if existing == wanted else f" (it would be made in {existing})"
-        raise ValueError(
-            f"argument --run-dir: cannot write in {existing}{where}: {exc.strerror or exc}; pass a "
-            f"run directory you can write to"
-        ) from None
+    if problem := unwritable(Path(run_dir) / "probe"):
+        raise ValueError(f"argument --run-dir: {problem}; pass a run directory you can write to")
 
 
 def check_fresh_run_dir(config: TrainConfig) -> None:
