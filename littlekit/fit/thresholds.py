@@ -34,6 +34,7 @@ def kept_at(pred: Sequence[str], p_k5: Sequence[float], min_k5_prob: float | Non
     """The keep rule on stored scores: top band K5, and P(K5) >= min_k5_prob when it is set."""
     keep = np.asarray(pred, dtype=object) == "K5"
     if min_k5_prob is not None:
+        # >=: a row at the minimum is kept, so a threshold drops a row only by lying above it
         keep &= np.asarray(p_k5, dtype=float) >= min_k5_prob
     return keep
 
@@ -76,6 +77,7 @@ def allowed_beyond(n_beyond: int, target: float, confidence: float | None = None
     from littlekit.stats import wilson_interval
 
     # the upper end falls with the count kept: step down from the point estimate to the first that fits
+    # 1e-12: an upper end at the target but for rounding still meets it
     while allowed >= 0 and wilson_interval(allowed, n_beyond, confidence)[1] > target + 1e-12:
         allowed -= 1
     return allowed
@@ -119,9 +121,11 @@ def choose_min_k5_prob(
         kinds = np.asarray(kinds, dtype=object)
         for kind in testable_kinds(kinds, beyond_rows):
             of_kind = kinds == kind
+            # point estimate, no margin: at 95%, 0 kept of 100 rows still has a Wilson upper end of 3.7%
             allowed_here = allowed_beyond(int((beyond_rows & of_kind).sum()), target)
             thresholds.append(_threshold_keeping(p_k5[candidates & of_kind], allowed_here, step))
     if precision_rows is not None and min_precision is not None:
+        # K-5 rows too, unlike `candidates`: precision is the share of K-5 among all rows kept
         open_rows = (frame["pred"] == "K5").to_numpy() & np.asarray(precision_rows, dtype=bool)
         if later_keeps is not None:
             open_rows &= np.asarray(later_keeps, dtype=bool)
@@ -150,16 +154,19 @@ def _threshold_precise(
     lucky dip in a noisy curve."""
     if not 0.0 < min_precision <= 1.0:
         raise ValueError(f"min_precision must be in (0, 1], got {min_precision}")
+    # + step / 2 so 1.0 is on the grid; round: arange gives 0.009000000000000001 and the like
     grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
     p_k5 = np.asarray(p_k5, dtype=float)
     is_k5 = np.asarray(is_k5, dtype=bool)
     # rows kept at each grid minimum: all but those whose P(K5) sorts below it
     kept = len(p_k5) - np.searchsorted(np.sort(p_k5), grid, side="left")
     kept_k5 = int(is_k5.sum()) - np.searchsorted(np.sort(p_k5[is_k5]), grid, side="left")
+    # 1e-9: 0.55 * 100 is 55.00000000000001, yet 55 K-5 of 100 kept meets 0.55
     precise = (kept == 0) | (kept_k5 >= min_precision * kept - 1e-9)
     if precise.all():
         return None
     last_imprecise = int(np.flatnonzero(~precise).max())  # the next grid point is precise, and all above it
+    # clamped where even 1.0 is imprecise (Beyond-K-5 rows at P(K5) = 1): no stricter minimum exists
     return round(min(grid[min(last_imprecise + 1, len(grid) - 1)], 1.0), 10)
 
 
@@ -177,9 +184,11 @@ def _threshold_keeping(beyond: np.ndarray, allowed: int, step: float) -> float |
         return None
     # drop every Beyond-K-5 row at or below the (allowed+1)-th highest P(K5): the threshold is the
     # first grid point strictly above it
+    # ties with it go too: one minimum cannot keep some rows of a P(K5) and drop others
     worst = np.sort(beyond)[::-1][allowed]
     # 1e-9: a P(K5) on the grid stays on it (0.043 / 0.001 is 42.99999999999999)
     threshold = (math.floor(worst / step + 1e-9) + 1) * step
+    # capped at 1.0: rows at P(K5) = 1 then stay kept (the miss choose_min_k5_prob's docstring names)
     return round(min(threshold, 1.0), 10)
 
 
@@ -196,6 +205,7 @@ def rates_by_source(frame: pd.DataFrame, min_k5_prob: float | None) -> pd.DataFr
         frame.assign(kept=keep).groupby(["band", "source"], observed=True)["kept"].agg(n="size", kept="sum")
     )
     table["keep_rate"] = table["kept"] / table["n"]
+    # bands in grade order (BANDS), not groupby's sorted one (K12 before K5)
     return table.reindex([b for b in BANDS if b in table.index.get_level_values(0)], level=0)
 
 

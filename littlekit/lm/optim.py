@@ -2,19 +2,16 @@
 
 Muon (`torch.optim.Muon`) orthogonalises each update with a Newton-Schulz iteration, which only
 means something for a 2-D weight that maps one hidden space to another: the attention and MLP
-projections. Everything else goes to AdamW: the token embedding and the LM head (2-D, but a
-look-up table and a readout, not hidden maps; tied in the small sizes, so one tensor), and the
+projections. Everything else goes to AdamW: the token embedding and the LM head, and the
 1-D RMSNorm weights (and biases, should a config have them). Weight decay is decoupled and
-applies to the Muon matrices only; AdamW's parameters are not decayed.
+applies to the Muon matrices only.
 
 `StackedMuon` is `torch.optim.Muon` with the same arithmetic done in fewer, larger operations:
 torch's Muon runs the Newton-Schulz iteration one matrix at a time (about 20 small matmuls and
 a dozen Python calls each), which on a nano model costs more in calls than in arithmetic. Here
-the matrices of one shape (a tall one transposed, as Muon orthogonalises it) are stacked and
-orthogonalised together with batched matmuls, and the momentum and parameter updates are
-foreach operations. Its state (`momentum_buffer` per parameter) and hyperparameters are
-Muon's, so checkpoints of either load into the other. AdamW runs with `foreach=True`: the same
-per-element arithmetic as the default one-tensor-at-a-time loop on the CPU, in fewer calls.
+the matrices of one shape are stacked and orthogonalised together with batched matmuls, and the
+momentum and parameter updates are foreach operations; state and hyperparameters are Muon's.
+AdamW runs with `foreach=True`.
 
 The schedule is warmup -> stable -> cool-off (WSD, "warmup-stable-decay"): the learning rate rises
 linearly over the warmup steps, holds, and falls linearly to `min_ratio` of its peak over the
@@ -41,13 +38,16 @@ def split_parameters(model: torch.nn.Module) -> dict[str, list[tuple[str, torch.
     """
     tables = set()
     for get in ("get_input_embeddings", "get_output_embeddings"):
+        # a plain nn.Module lacks these getters: then it has no tables and every 2-D weight is hidden
         module = getattr(model, get, lambda: None)()
         if module is not None and getattr(module, "weight", None) is not None:
+            # by id: a tied head is the embedding's own tensor, so it is one entry (and one parameter)
             tables.add(id(module.weight))
     groups: dict[str, list[tuple[str, torch.nn.Parameter]]] = {MUON: [], ADAMW: []}
     for name, param in model.named_parameters():
         if not param.requires_grad:
             continue
+        # the embedding and head are 2-D too, but a look-up table and a readout, not hidden maps
         hidden_matrix = param.ndim == 2 and id(param) not in tables
         groups[MUON if hidden_matrix else ADAMW].append((name, param))
     return groups
@@ -55,6 +55,7 @@ def split_parameters(model: torch.nn.Module) -> dict[str, list[tuple[str, torch.
 
 def _is_plain(tensor: torch.Tensor) -> bool:
     """A dense tensor of its own (not an FSDP/DTensor shard, which torch's Muon handles itself)."""
+    # type(), not isinstance: a DTensor is a Tensor subclass
     return type(tensor) in (torch.Tensor, torch.nn.Parameter)
 
 
@@ -65,9 +66,11 @@ def newton_schulz_stacked(
     in bf16 as `torch.optim._muon._zeropower_via_newtonschulz` does it for one matrix."""
     a, b, c = coefficients
     x = stack.bfloat16()
+    # each matrix by its own Frobenius norm, which bounds its spectral norm: singular values start <= 1
     x = x / torch.linalg.vector_norm(x, dim=(1, 2), keepdim=True).clamp(min=eps)
     for _ in range(steps):
-        gram = torch.bmm(x, x.mT)
+        gram = torch.bmm(x, x.mT)  # wide matrices (rows <= cols): this is the smaller Gram matrix
+        # x <- a x + (b G + c G^2) x, the quintic polynomial, as torch's two addmm calls
         update = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)
         x = torch.baddbmm(x, update, x, beta=a)
     return x
@@ -78,6 +81,7 @@ def _shape_groups(params: list[torch.Tensor]) -> dict[tuple[int, int], list[int]
     groups: dict[tuple[int, int], list[int]] = {}
     for i, p in enumerate(params):
         rows, cols = p.shape
+        # (m, n) and (n, m) share a key: transposed to wide, both stack into one batch
         groups.setdefault((min(rows, cols), max(rows, cols)), []).append(i)
     return groups
 
@@ -85,6 +89,7 @@ def _shape_groups(params: list[torch.Tensor]) -> dict[tuple[int, int], list[int]
 def _adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: Iterable[int]) -> float:
     """Muon's per-shape learning-rate scale (`torch.optim._muon._adjust_lr`)."""
     rows, cols = list(shape)[:2]
+    # by shape, so the orthogonalised update's RMS is alike across rectangular matrices
     if adjust_lr_fn is None or adjust_lr_fn == "original":
         return lr * math.sqrt(max(1, rows / cols))
     if adjust_lr_fn == "match_rms_adamw":
@@ -110,8 +115,9 @@ class StackedMuon(torch.optim.Muon):
             with torch.enable_grad():
                 loss = closure()
         groups = [(g, [p for p in g["params"] if p.grad is not None]) for g in self.param_groups]
+        # any shard hands the whole step to torch's Muon, which takes DTensors
         if not all(_is_plain(p) and _is_plain(p.grad) for _, params in groups for p in params):
-            super().step()
+            super().step()  # no closure: it already ran above
             return loss
         for group, params in groups:
             if params:
@@ -122,11 +128,15 @@ class StackedMuon(torch.optim.Muon):
         lr, decay = float(group["lr"]), group["weight_decay"]
         updates = self._momentum_updates(group, params)
         if decay:
+            # decoupled decay, applied before the update as torch does; the update never reads the weights
             torch._foreach_mul_(params, 1 - lr * decay)
         for (rows, _), indices in _shape_groups(params).items():
+            # tall ones transposed, as torch's Muon orthogonalises them
             wide = [updates[i] if updates[i].shape[0] == rows else updates[i].T for i in indices]
+            # .float() is exact: torch's param.add_ widens its bf16 update to fp32 weights the same way
             ortho = newton_schulz_stacked(torch.stack(wide), group["ns_coefficients"], group["ns_steps"],
                                           group["eps"]).float()  # fmt: skip
+            # regrouped by the parameter's own shape: the adjusted lr differs for (m, n) and (n, m)
             by_shape: dict[tuple[int, ...], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
             for i, matrix in zip(indices, ortho.unbind(0), strict=True):
                 targets, steps = by_shape.setdefault(tuple(params[i].shape), ([], []))
@@ -140,12 +150,14 @@ class StackedMuon(torch.optim.Muon):
         for p in params:
             if p.grad.is_sparse or torch.is_complex(p):
                 raise RuntimeError("Muon supports neither sparse gradients nor complex parameters")
+            # torch's Muon state layout, so checkpoints of either optimizer load into the other
             if "momentum_buffer" not in self.state[p]:
                 self.state[p]["momentum_buffer"] = torch.zeros_like(p.grad)
         grads = [p.grad for p in params]
         buffers = [self.state[p]["momentum_buffer"] for p in params]
         momentum = group["momentum"]
-        torch._foreach_lerp_(buffers, grads, 1 - momentum)
+        torch._foreach_lerp_(buffers, grads, 1 - momentum)  # lerp, as torch's code: an EMA of the gradients
+        # Nesterov: the gradient moved toward the updated buffer, a look-ahead along the momentum
         return torch._foreach_lerp(grads, buffers, momentum) if group["nesterov"] else buffers
 
 
@@ -179,13 +191,15 @@ class MuonAdamW:
         adamw_groups = []
         if use_muon and hidden:
             muon = StackedMuon(hidden, lr=muon_lr, weight_decay=weight_decay, momentum=momentum)
-            muon.param_groups[0]["name"] = MUON
+            muon.param_groups[0]["name"] = MUON  # the name lrs() reports it under
             self.optimizers.append(muon)
         elif hidden:
+            # the AdamW baseline: the hidden matrices keep the "muon" name (same lrs() keys) and their decay
             adamw_groups.append({"params": hidden, "weight_decay": weight_decay, "name": MUON})
         if rest:
-            adamw_groups.append({"params": rest, "weight_decay": 0.0, "name": ADAMW})
+            adamw_groups.append({"params": rest, "weight_decay": 0.0, "name": ADAMW})  # never decayed
         if adamw_groups:
+            # the same per-element arithmetic as the one-tensor-at-a-time loop on the CPU, in fewer calls
             foreach = _foreach(rest + hidden)
             self.optimizers.append(
                 torch.optim.AdamW(adamw_groups, lr=adamw_lr, betas=betas, eps=eps, foreach=foreach)
@@ -209,6 +223,7 @@ class MuonAdamW:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         states = state_dict["optimizers"]
+        # e.g. a Muon run's two optimizers into a use_muon=False run's one: a clearer error than zip's
         if len(states) != len(self.optimizers):
             raise ValueError(f"state holds {len(states)} optimizers, this one {len(self.optimizers)}")
         for optimizer, state in zip(self.optimizers, states, strict=True):
@@ -263,11 +278,11 @@ class WSDSchedule:
 
     def __call__(self, step: int) -> float:
         if step < self.warmup_steps:
-            return (step + 1) / self.warmup_steps
+            return (step + 1) / self.warmup_steps  # + 1: the first step already moves the weights
         if step < self.cooldown_start:
             return 1.0
         left = (self.total_steps - step) / self.cooldown_steps  # 1 at the first cool-off step
-        return self.min_ratio + (1.0 - self.min_ratio) * max(0.0, left)
+        return self.min_ratio + (1.0 - self.min_ratio) * max(0.0, left)  # past total_steps: the floor
 
 
 def wsd_schedule(
@@ -280,6 +295,7 @@ def wsd_schedule(
 ) -> WSDSchedule:
     """A WSDSchedule; warmup and cool-off default to 2% and 20% of the steps (at least 1 each
     when the run has room for them)."""
+    # by default a run of 1 or 2 steps has neither phase: every step at the peak rate
     if warmup_steps is None:
         warmup_steps = max(1, round(warmup_fraction * total_steps)) if total_steps > 2 else 0
     if cooldown_steps is None:

@@ -28,21 +28,26 @@ def describe_run(pipeline: Sequence[PipelineStep], tasks: int) -> dict[str, Any]
     for step in pipeline:
         entry: dict[str, Any] = {"block": type(step).__name__}
         if isinstance(step, LittleKitFilter):
+            # a stage's options decide what it keeps: other options would mix two filters' outputs
             entry.update(stage=step.stage_name, options=step.options)
         for attribute in ("data_folder", "output_folder"):
             folder = getattr(step, attribute, None)
             if folder is not None:
+                # another folder means other input, or done tasks' outputs left behind in the old one
                 entry[attribute] = folder.path
         if getattr(step, "glob_pattern", None):
-            entry["glob_pattern"] = step.glob_pattern
+            entry["glob_pattern"] = step.glob_pattern  # it selects the files, hence each task's shard
+        # a paths_file reader reads the files that file lists, so there is no folder listing to record
         if isinstance(step, BaseDiskReader) and not step.paths_file:
             files = step.data_folder.list_files(recursive=step.recursive, glob_pattern=step.glob_pattern)
             entry["files"] = len(files)  # files added or removed would reshard the input
+            # the names too: a rename, at the same count, moves files between tasks' shards
             entry["files_sha256"] = hashlib.sha256("\n".join(files).encode()).hexdigest()
             inputs[step.data_folder.path] = input_identities(
                 step.data_folder, files, step.recursive, step.glob_pattern
             )
         steps.append(entry)
+    # tasks: datatrove deals files out by rank, so another task count reshards the input
     return {"tasks": tasks, "pipeline": steps, "inputs": inputs}
 
 
@@ -60,7 +65,7 @@ def input_identities(
     modification time (local: seconds since the epoch), `checksum` the store's ETag or hash where
     the listing carries one (S3, GCS, the Hub), never computed here.
     """
-    maxdepth = None if recursive else 1
+    maxdepth = None if recursive else 1  # the depth list_files lists with, so both see the same files
     if glob_pattern and not has_magic(glob_pattern):
         glob_pattern = f"*{glob_pattern}"  # as list_files does
     if glob_pattern:
@@ -74,8 +79,10 @@ def input_identities(
             info = folder.info(name)
         identity: dict[str, Any] = {"size": info.get("size")}
         for keys, field in ((_MODIFIED_KEYS, "modified"), (_CHECKSUM_KEYS, "checksum")):
+            # each filesystem names these its own way (local mtime, S3 LastModified and ETag, GCS updated)
             value = next((info[key] for key in keys if info.get(key) is not None), None)
             if value is not None:
+                # text for a datetime (S3): the manifest is compared as it survives a JSON round trip
                 identity[field] = value if isinstance(value, int | float) else str(value)
         found[name] = identity
     return found
@@ -96,13 +103,13 @@ def check_manifest(logging_dir, manifest: dict[str, Any]) -> None:
     if folder.isfile(MANIFEST):
         with folder.open(MANIFEST, "r") as handle:
             first = json.load(handle)
-        now = json.loads(text)
+        now = json.loads(text)  # in JSON form, like `first`: tuples as lists, datetimes as text
         if "inputs" not in first:  # written before input identities were recorded: names only
             now.pop("inputs", None)
         if first != now:
             raise ResumeRefused(_refusal(folder.path, first, now))
         return
-    write_manifest(folder, manifest)
+    write_manifest(folder, manifest)  # only without one: a rerun is checked against it, never replaces it
 
 
 def write_manifest(logging_dir, manifest: dict[str, Any]) -> None:
@@ -163,5 +170,6 @@ def _shown(key: str, value: Any) -> str:
     if key == "size" and isinstance(value, int):
         return f"{value:,} bytes"
     if key == "modified" and isinstance(value, int | float):
+        # microseconds: two saves within one second would otherwise print the same time
         return datetime.fromtimestamp(value).isoformat(sep=" ", timespec="microseconds")
     return str(value)

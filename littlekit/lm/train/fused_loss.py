@@ -35,30 +35,34 @@ class _LinearCrossEntropy(torch.autograd.Function):
         ctx: Any, hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, ignore_index: int
     ) -> torch.Tensor:
         rows = chunk_rows(weight.shape[0])
+        # inputs that need no gradient (e.g. a frozen model) pay for the loss only
         wanted = ctx.needs_input_grad[0] or ctx.needs_input_grad[1]
         grad_hidden = torch.empty_like(hidden) if wanted else None  # every row is written below
         # d weight is accumulated transposed (hidden x vocabulary): addmm_ of part.T @ probs then
         # writes it in place chunk after chunk, and backward transposes it once.
         grad_weight_t = weight.new_zeros(weight.shape[1], weight.shape[0]) if wanted else None
         total = torch.zeros((), dtype=torch.float64, device=hidden.device)  # float64: many chunks' sums
-        count = (labels != ignore_index).sum()
+        count = (labels != ignore_index).sum()  # counted over all tokens up front: the mean's denominator
         for start in range(0, hidden.shape[0], rows):
             part, targets = hidden[start : start + rows], labels[start : start + rows, None]
             keep = targets != ignore_index
             targets = targets.clamp(min=0)  # ignored rows gather some real column; masked out below
             logits = part @ weight.T
+            # softmax, not log_softmax: the probabilities feed the loss and then become the gradient in place
             probs = torch.softmax(logits, dim=-1)
             nats = _token_nats(logits, probs, targets)
-            total += torch.where(keep, nats, 0.0).sum()
+            total += torch.where(keep, nats, 0.0).sum()  # where, not keep * nats: 0 * inf is nan
             if wanted:
                 # d nats / d logits = softmax - onehot(target): built in the probs buffer itself.
                 probs.scatter_add_(1, targets, torch.full_like(nats, -1.0))
-                if not bool(keep.all()):
+                if not bool(keep.all()):  # a chunk without ignored tokens skips this pass over it
                     probs.mul_(keep)  # an ignored token contributes no gradient
                 grad_hidden[start : start + rows] = probs @ weight
                 grad_weight_t.addmm_(part.T, probs)
-        scale = 1.0 / count.clamp(min=1).to(hidden.dtype)  # the mean over scored tokens
+        # the mean over scored tokens; clamp: with none scored the gradients stay 0, not nan
+        scale = 1.0 / count.clamp(min=1).to(hidden.dtype)
         if wanted:
+            # scaled once at the end, in place, rather than per chunk
             ctx.save_for_backward(grad_hidden.mul_(scale), grad_weight_t.mul_(scale))
         loss = (total / count).to(hidden.dtype)  # nan without a scored token, as F.cross_entropy
         return loss
@@ -75,8 +79,9 @@ def _token_nats(logits: torch.Tensor, probs: torch.Tensor, targets: torch.Tensor
     logsumexp - logit instead, so the loss stays finite and exact."""
     picked = probs.gather(1, targets)
     nats = -torch.log(picked)
+    # 1e-30 (~69 nats) keeps clear of fp32's normal floor (~1e-38), where p loses digits, then becomes 0
     tiny = picked < 1e-30
-    if bool(tiny.any()):
+    if bool(tiny.any()):  # the logsumexp is a second pass over the chunk: only when a row needs it
         exact = torch.logsumexp(logits, dim=-1, keepdim=True) - logits.gather(1, targets)
         nats = torch.where(tiny, exact, nats)
     return nats
@@ -87,6 +92,7 @@ def linear_cross_entropy(
 ) -> torch.Tensor:
     """F.cross_entropy(hidden @ weight.T, labels) (mean over labels != ignore_index), fused and
     chunked: the same loss and gradients (to float rounding) without the full logits tensor."""
+    # (batch, sequence) flattened to token rows, the layout the chunks walk
     return _LinearCrossEntropy.apply(hidden.flatten(0, -2), weight, labels.flatten(), ignore_index)
 
 
