@@ -284,7 +284,8 @@ def test_stacked_muon_steps_like_torch_muon():
     shapes = [(8, 8), (8, 8), (4, 8), (8, 8)]  # three same-shape matrices are stacked, one is not
     ours = [torch.nn.Parameter(torch.randn(s)) for s in shapes]
     theirs = [torch.nn.Parameter(p.detach().clone()) for p in ours]
-    opt_ours, opt_theirs = StackedMuon(ours, lr=0.02), torch.optim.Muon(theirs, lr=0.02)
+    opt_ours = StackedMuon(ours, lr=0.02, ns_dtype=torch.bfloat16)  # torch's Muon iterates in bf16
+    opt_theirs = torch.optim.Muon(theirs, lr=0.02)
     for step in range(3):
         seeds = [torch.Generator().manual_seed(10 * step + i) for i in range(len(shapes))]
         grads = [torch.randn(s, generator=g) for s, g in zip(shapes, seeds, strict=True)]
@@ -294,6 +295,26 @@ def test_stacked_muon_steps_like_torch_muon():
         opt_theirs.step()
     for p, q in zip(ours, theirs, strict=True):
         assert torch.allclose(p, q, atol=1e-6)
+
+
+def test_muon_iterates_in_fp32_on_the_cpu_close_to_torchs_bf16():
+    from littlekit.lm.optim import StackedMuon, newton_schulz_dtype, newton_schulz_stacked
+
+    assert newton_schulz_dtype(torch.device("cpu")) == torch.float32
+    assert newton_schulz_dtype(torch.device("cuda")) == torch.bfloat16
+    torch.manual_seed(0)
+    stack = torch.randn(3, 16, 48)
+    args = ((3.4445, -4.7750, 2.0315), 5, 1e-7)
+    fp32, bf16 = newton_schulz_stacked(stack, *args, torch.float32), newton_schulz_stacked(stack, *args)
+    assert fp32.dtype == torch.float32 and bf16.dtype == torch.bfloat16
+    gap = (fp32 - bf16.float()).abs().max().item()
+    assert 0 < gap < 0.05  # the same iteration; bf16 rounds each of its matmuls to 8 bits of mantissa
+    # the CPU default is that fp32 iteration: one step moves a weight by -lr * its orthogonalised gradient
+    weight = torch.nn.Parameter(torch.zeros(16, 48))
+    weight.grad = stack[0].clone()
+    StackedMuon([weight], lr=0.1, momentum=0.0, nesterov=False).step()
+    expected = -0.1 * newton_schulz_stacked(stack[:1], *args, torch.float32)[0]
+    assert torch.allclose(weight.detach(), expected, atol=1e-6)
 
 
 def test_side_by_side_runs_are_the_runs_alone(data, straight, tmp_path):
