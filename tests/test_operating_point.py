@@ -169,6 +169,15 @@ def test_out_of_fold_scores_come_from_models_that_never_saw_the_group(tmp_path):
     np.testing.assert_allclose(oof.loc[in_fold.index, "p_k5"], expected, rtol=1e-6)
 
 
+def test_folds_trained_in_two_processes_give_the_same_scores():
+    labels = synthetic_labels()
+    one = op.out_of_fold_fasttext(labels, labels["group"], n_folds=4, seed=0, **FAST)
+    two = op.out_of_fold_fasttext(labels, labels["group"], n_folds=4, seed=0, processes=2, **FAST)
+    pd.testing.assert_frame_equal(one, two)  # exactly: each fold trains on one thread either way
+    with pytest.raises(ValueError, match="processes must be at least 1"):
+        op.out_of_fold_fasttext(labels, labels["group"], n_folds=4, seed=0, processes=0, **FAST)
+
+
 def test_tune_fasttext_meets_the_target_out_of_fold():
     labels = synthetic_labels()
     tuning = op.tune_fasttext(labels, target=0.0, n_folds=4, groups=labels["group"], first_stage=None, **FAST)

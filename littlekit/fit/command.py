@@ -365,7 +365,12 @@ def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         default=None,
         help="a quick run: at most this many labels per band, a seeded sample of every label set",
     )
-    parser.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=1,
+        help="torch CPU threads, and fastText's out-of-fold models trained at once (default 1)",
+    )
     parser.add_argument(
         "--beyond-keep-target", type=fraction, default=FastTextRecipe.beyond_keep_target
     )
@@ -417,6 +422,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
         threads=args.threads,
         fasttext=FastTextRecipe(
             seed=args.seed,
+            processes=args.threads,
             beyond_keep_target=args.beyond_keep_target,
             min_web_precision=args.min_web_precision,
         ),

@@ -112,7 +112,10 @@ def leave_one_corpus_out_fasttext(
         raise ValueError(f"leaving one corpus out needs at least two corpora, the labels hold {names}")
     hyper = {name: value for name, value in recipe.hyper().items() if name != "seed"}
     # with as many folds as groups, grouped_folds gives every corpus a fold of its own
-    scores = out_of_fold_fasttext(labels, list(corpora), n_folds=len(names), seed=recipe.seed, **hyper)
+    processes = getattr(recipe, "processes", 1)
+    scores = out_of_fold_fasttext(
+        labels, list(corpora), n_folds=len(names), seed=recipe.seed, processes=processes, **hyper
+    )
     scores = scores.rename(columns={"group": "corpus"})
     folds_of = scores.groupby("corpus")["fold"].nunique()
     if folds_of.ne(1).any() or scores["fold"].nunique() != len(names):

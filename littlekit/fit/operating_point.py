@@ -97,29 +97,51 @@ def out_of_fold_fasttext(
     groups: Sequence[str],
     n_folds: int = DEFAULT_FOLDS,
     seed: int = 0,
+    processes: int = 1,
     **hyper: Any,
 ) -> pd.DataFrame:
     """Each labelled document scored by a fastText model trained without its fold's sources.
 
     Returns `labels`' id, source and band with `group`, `fold`, `pred` (top band) and `p_k5`.
-    `hyper` goes to `train_fasttext` (its defaults otherwise).
+    `hyper` goes to `train_fasttext` (its defaults otherwise). `processes` > 1 trains that many
+    folds at once, each in a process of its own: one-thread fastText training is deterministic,
+    so the scores are the same as one fold after another.
     """
-    from littlekit.fit.fasttext import train_fasttext
-
     folds = grouped_folds(groups, labels["band"], n_folds, seed)
     out = labels[["id", "source", "band"]].reset_index(drop=True).assign(group=list(groups), fold=folds)
     pred = np.empty(len(out), dtype=object)
     p_k5 = np.full(len(out), np.nan)
-    texts = labels["text"].reset_index(drop=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        for fold in range(n_folds):
-            held = folds == fold
-            train = labels.reset_index(drop=True)[~held]
-            stage = train_fasttext(train, Path(tmp) / f"fold{fold}.bin", **{"seed": seed, **hyper})
-            scores = stage.score_batch(texts[held].tolist())
-            pred[held] = [s["band"] for s in scores]
-            p_k5[held] = [s["probs"].get("K5", 0.0) for s in scores]
+    frame = labels.reset_index(drop=True)
+    jobs = [(frame[folds != fold], frame["text"][folds == fold].tolist(), {"seed": seed, **hyper})
+            for fold in range(n_folds)]  # fmt: skip
+    for fold, (bands, k5) in enumerate(_map_folds(_train_and_score, jobs, processes)):
+        held = folds == fold
+        pred[held], p_k5[held] = bands, k5
     return out.assign(pred=pred, p_k5=p_k5)
+
+
+def _train_and_score(train: pd.DataFrame, texts: list[str], hyper: dict[str, Any]) -> tuple[list, list]:
+    """(top band, P(K5)) of each text, by a fastText model trained on `train` (in a temporary file)."""
+    from littlekit.fit.fasttext import train_fasttext
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scores = train_fasttext(train, Path(tmp) / "fold.bin", **hyper).score_batch(texts)
+    return [s["band"] for s in scores], [s["probs"].get("K5", 0.0) for s in scores]
+
+
+def _map_folds(work: Callable, jobs: list[tuple], processes: int) -> list:
+    """work(*job) for every job, in order: here, or in up to `processes` forked processes."""
+    if processes < 1:
+        raise ValueError(f"processes must be at least 1, got {processes}")
+    if processes == 1 or len(jobs) < 2:
+        return [work(*job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: the children inherit the imported modules; each fold's training is one thread anyway
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=min(processes, len(jobs)), mp_context=context) as pool:
+        return list(pool.map(work, *zip(*jobs, strict=True)))
 
 
 @dataclass
@@ -144,6 +166,7 @@ def tune_fasttext(
     confidence: float | None = None,
     precision_sources: Collection[str] | None = None,
     min_precision: float | None = None,
+    processes: int = 1,
     **hyper: Any,
 ) -> Tuning:
     """Choose fastText's min_k5_prob by source-grouped cross-validation on the training labels.
@@ -160,7 +183,7 @@ def tune_fasttext(
     """
     labels = labels.reset_index(drop=True)
     groups = list(label_groups(labels, root) if groups is None else groups)
-    oof = out_of_fold_fasttext(labels, groups, n_folds, seed, **hyper)
+    oof = out_of_fold_fasttext(labels, groups, n_folds, seed, processes, **hyper)
     if first_stage is None:
         passes = np.ones(len(labels), dtype=bool)
         population = "all training labels"

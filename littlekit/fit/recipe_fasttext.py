@@ -46,6 +46,7 @@ class FastTextRecipe:
     min_web_precision: float | None = DEFAULT_MIN_PRECISION
     tuning_folds: int = 5
     seed: int = 0
+    processes: int = 1  # out-of-fold models trained at once, one process each (the scores are the same)
 
     def hyper(self) -> dict[str, Any]:
         """The `train_fasttext` keywords."""
@@ -89,6 +90,7 @@ def tune_fasttext_point(
         confidence=recipe.target_confidence,
         precision_sources=WEB_SOURCES,
         min_precision=recipe.min_web_precision,
+        processes=recipe.processes,
         **{name: value for name, value in recipe.hyper().items() if name != "seed"},
     )
     return tuning, groups
