@@ -28,7 +28,7 @@ chromium:
 # One pytest worker per core, each test file on one worker (files share module fixtures); each
 # worker's torch and BLAS keep to one thread (tests/conftest.py).
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check littlekit tests benchmarks book

@@ -1,277 +1,29 @@
-"""Smoke runs of the book's notebooks with tiny parameters, through papermill as `make book` runs them.
-
-Add a notebook by appending (file name, tiny parameters) to NOTEBOOKS (a course exercise notebook:
-to EXERCISES, which run after every chapter). Outputs of these runs go to runs/pytest-smoke/ and
-runs/pytest-smoke-training/, never to a chapter's default run.
-"""
-
-import os
+"""Smoke runs of the filter's chapters and their exercises (tests/notebook_smoke.py lists them),
+and the checks every notebook meets. The training chapters run in tests/test_notebooks_training.py."""
 
 import pytest
+from notebook_smoke import (
+    NOTEBOOK_DIR,
+    SMOKE_RUN,
+    execute,
+    in_run,
+    papermill,
+    run_without_errors,
+    set_kernel_env,
+)
 
-from littlekit.config import REPO_ROOT
-
-papermill = pytest.importorskip("papermill")
-
-NOTEBOOK_DIR = REPO_ROOT / "notebooks"
-SMOKE_RUN = "pytest-smoke"
-TRAIN_SMOKE_RUN = "pytest-smoke-training"
-NOTEBOOKS = [
-    ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
-    ("02_llm_judge.ipynb", {"max_per_band": 60, "sample_per_band": 60}),
-    ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60, "tuning_folds": 2}),
-    (
-        "04_encoder_classifier.ipynb",
-        {"epochs": 4, "max_length": 32, "train_sample_size": 200, "vocab_size": 500, "speed_sample_size": 2},
-    ),
-    (
-        "05_symbolic_filter.ipynb",
-        {"sample_size": 120, "math_sample_size": 40, "examples_per_family": 1, "adversarial_chars": 20_000},
-    ),
-    ("06_frequency_sampling.ipynb", {"corpus_sample_size": 300, "min_count": 3, "head_size": 5}),
-    (  # needs chapters 3, 4 and 6 of the same run first (it stops, saying so, when their files are missing)
-        "07_filter_validation.ipynb",
-        {
-            "max_per_group": 20,
-            "pool_sample_size": 60,
-            "rate_sample_size": 15,
-            "weebit_path": "../tests/fixtures/weebit/weebit_fixture.csv",
-        },
-    ),
-    # Chapters 8 and 9 get a run of their own: the tiny filter of chapters 3-7 may keep no K-5
-    # document at all, and chapter 8 then falls back to stages 1 and 4 (as it does standalone).
-    (
-        "08_tokenizer.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "max_documents": 300,
-            "vocab_size": 512,
-            "max_per_band": 20,
-            "math_per_unit": 3,
-        },
-    ),
-    (  # reads chapter 8's corpora and tokenizer of the same run (made with chapter 8's calls when missing)
-        "09_training.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "model_size": "nano",
-            "max_steps": 4,
-            "batch_size": 4,
-            "seq_len": 64,
-            "eval_every": 2,
-            "max_val_tokens": 2000,
-            "max_per_band": 5,
-        },
-    ),
-    (  # scores chapter 9's checkpoints of the same run; the CoMTA section runs on the test fixture
-        "10_language_familiarity.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "per_bin": 2,
-            "n_boot": 20,
-            "comta_path": "../tests/fixtures/comta/CoMTA_fixture.json",
-        },
-    ),
-    (  # evaluates chapter 9's two best checkpoints of the same run on the project-written clue set
-        "11_jeopardy.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "max_per_split": 6, "max_new_tokens": 4, "qualitative_tokens": 6},
-    ),
-    (  # samples chapter 9's two best checkpoints of the same run on one question per standard
-        "12_mathcamps.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "per_standard": 1,
-            "n_samples": 2,
-            "max_new_tokens": 6,
-            "curriculum_per_unit": 1,
-        },
-    ),
-    (  # retrains chapter 9's recipe of the same run at two sizes for a few steps
-        "14_scaling.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "sizes": ["pico", "nano"], "max_steps": 2, "per_unit": 1, "n_boot": 50},
-    ),
-    (  # retrains chapter 9's recipe of the same run with the single-digit BPE, and the default at its size
-        "15_single_digit_tokenizer.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "max_steps": 2, "per_unit": 1, "n_boot": 50, "max_val_tokens": 2000},
-    ),
-    (  # SFT and GRPO of chapter 9's pair of the same run, one step each
-        "16_post_training.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "sft_steps": 2,
-            "sft_batch": 4,
-            "grpo_segments": 1,
-            "grpo_steps": 1,
-            "grpo_batch": 8,
-            "num_generations": 4,
-            "pool_per_unit": 1,
-            "pool_gsm8k": 2,
-            "gsm8k_sample": 10,
-            "eval_per_unit": 1,
-            "sampled_per_unit": 1,
-            "n_boot": 50,
-        },
-    ),
-    (  # every ICL condition on chapter 16's SFT'd pair of the same run
-        "17_in_context_learning.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "per_unit": 1, "n_boot": 50},
-    ),
-    (  # BoundaryEvo on chapter 9's pair with chapter 16's expert of the same run, one round
-        "18_boundary_evo.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "k0": 4,
-            "pool": 6,
-            "budget": 3,
-            "rounds": 1,
-            "samples": 2,
-            "epochs": 1,
-            "eval_per_unit": 1,
-            "n_boot": 50,
-            "methods": ["boundary", "random"],
-        },
-    ),
-    (  # no chapter-8 tokenizer in this run: it trains its two BPEs on the curriculum sample
-        "13_curriculum.ipynb",
-        {
-            "per_unit": 20,
-            "distribution_size": 200,
-            "tokenizer_sample": 300,
-            "vocab_size": 300,
-            "throughput_per_unit": 10,
-        },
-    ),
-]
-
-# The course's exercise notebooks, after every chapter: each reads its chapter's products of the same run.
-EXERCISES = [
-    (
-        "exercises/ex01_age_of_acquisition.ipynb",
-        {"run_name": SMOKE_RUN, "passages_per_band": 10, "thresholds": [10.0, 12.0]},
-    ),
-    ("exercises/ex02_llm_judge.ipynb", {"run_name": SMOKE_RUN, "docs_per_band": 5, "k5_cuts": [8.5, 9.5]}),
-    (
-        "exercises/ex03_fasttext_classifier.ipynb",
-        {
-            "run_name": SMOKE_RUN,
-            "dims": [4],
-            "epochs": [1],
-            "loco_dim": 4,
-            "loco_epoch": 1,
-            "thresholds": [0.5],
-        },
-    ),
-    (
-        "exercises/ex04_encoder_classifier.ipynb",
-        {
-            "run_name": SMOKE_RUN,
-            "encoder_thresholds": [0.5],
-            "lengths": [16, 32],
-            "speed_docs": 2,
-            "agree_docs": 4,
-        },
-    ),
-    ("exercises/ex05_symbolic_filter.ipynb", {"run_name": SMOKE_RUN, "fallback_sample_size": 60}),
-    (
-        "exercises/ex06_frequency_sampling.ipynb",
-        {"run_name": SMOKE_RUN, "min_counts": [3, 10], "cutoffs": [4.0], "passages_per_band": 10},
-    ),
-    (
-        "exercises/ex07_filter_validation.ipynb",
-        {
-            "run_name": SMOKE_RUN,
-            "ablate": ["encoder", "frequency"],
-            "fasttext_mins": [0.8],
-            "passages_per_band": 10,
-        },
-    ),
-    (
-        "exercises/ex08_tokenizer.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "vocab_sizes": [300, 512], "max_per_band": 10, "math_sample": 50},
-    ),
-    (
-        "exercises/ex09_training.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "per_unit": 1,
-            "unit_problems": 40,
-            "continue_steps": 2,
-            "batch_size": 4,
-            "seq_len": 64,
-            "eval_problems": 4,
-        },
-    ),
-    (
-        "exercises/ex10_language_familiarity.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "articles": 2, "per_cell": 2, "n_boot": 20},
-    ),
-    ("exercises/ex11_jeopardy.ipynb", {"run_name": TRAIN_SMOKE_RUN, "max_per_split": 4}),
-    (
-        "exercises/ex12_mathcamps.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "per_standard": 1,
-            "n_samples": 2,
-            "max_new_tokens": 4,
-            "standards": ["2.NBT.B.5", "8.EE.C.7"],
-            "thresholds": [0, 30],
-        },
-    ),
-    ("exercises/ex13_curriculum.ipynb", {"run_name": SMOKE_RUN, "per_unit": 3, "distribution_size": 100}),
-    ("exercises/ex14_scaling.ipynb", {"run_name": TRAIN_SMOKE_RUN, "boot_seeds": [1, 2], "n_boot": 50}),
-    (
-        "exercises/ex15_single_digit_tokenizer.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "numbers": [7, 1234, 1235], "max_problems": 20, "n_boot": 50},
-    ),
-    ("exercises/ex16_post_training.ipynb", {"run_name": TRAIN_SMOKE_RUN}),
-    (
-        "exercises/ex17_in_context_learning.ipynb",
-        {
-            "run_name": TRAIN_SMOKE_RUN,
-            "per_unit": 1,
-            "problems_per_band": 1,
-            "shot_counts": [0, 3],
-            "styles": ["prose"],
-        },
-    ),
-    ("exercises/ex18_boundary_evo.ipynb", {"run_name": TRAIN_SMOKE_RUN, "budgets": [1, 3, 6]}),
-]
+FILTER_CHAIN = in_run(SMOKE_RUN)
 
 
 @pytest.fixture
 def kernel_env(monkeypatch):
-    """Let the kernel import littlekit from this checkout whether or not it is pip-installed."""
-    path = os.environ.get("PYTHONPATH")
-    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + (os.pathsep + path if path else ""))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-
-
-def execute(name, parameters, output):
-    return papermill.execute_notebook(
-        str(NOTEBOOK_DIR / name),
-        str(output),
-        parameters={"run_name": SMOKE_RUN, **parameters},
-        cwd=str(NOTEBOOK_DIR),
-        kernel_name="python3",
-        progress_bar=False,
-    )
+    set_kernel_env(monkeypatch)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name,parameters", NOTEBOOKS + EXERCISES, ids=[name for name, _ in NOTEBOOKS + EXERCISES]
-)
+@pytest.mark.parametrize("name,parameters", FILTER_CHAIN, ids=[name for name, _ in FILTER_CHAIN])
 def test_notebook_runs_with_tiny_parameters(name, parameters, tmp_path, kernel_env):
-    executed = execute(name, parameters, tmp_path / name.split("/")[-1])
-    errors = [
-        output
-        for cell in executed.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if output.get("output_type") == "error"
-    ]
-    assert not errors
+    run_without_errors(name, parameters, tmp_path / name.split("/")[-1])
 
 
 def test_bad_parameter_fails_with_a_clear_message(tmp_path, kernel_env):
