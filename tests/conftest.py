@@ -21,3 +21,11 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def kernel_env(monkeypatch):
+    """Let a notebook's kernel import littlekit from this checkout, offline (notebook_smoke)."""
+    from notebook_smoke import set_kernel_env
+
+    set_kernel_env(monkeypatch)

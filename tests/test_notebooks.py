@@ -9,15 +9,9 @@ from notebook_smoke import (
     in_run,
     papermill,
     run_without_errors,
-    set_kernel_env,
 )
 
 FILTER_CHAIN = in_run(SMOKE_RUN)
-
-
-@pytest.fixture
-def kernel_env(monkeypatch):
-    set_kernel_env(monkeypatch)
 
 
 @pytest.mark.slow

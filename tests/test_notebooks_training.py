@@ -2,14 +2,9 @@
 a chain of its own run, beside the filter's chapters in tests/test_notebooks.py."""
 
 import pytest
-from notebook_smoke import TRAIN_SMOKE_RUN, in_run, run_without_errors, set_kernel_env
+from notebook_smoke import TRAIN_SMOKE_RUN, in_run, run_without_errors
 
 TRAINING_CHAIN = in_run(TRAIN_SMOKE_RUN)
-
-
-@pytest.fixture
-def kernel_env(monkeypatch):
-    set_kernel_env(monkeypatch)
 
 
 @pytest.mark.slow
