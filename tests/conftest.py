@@ -1,6 +1,8 @@
 """Fixtures shared by several test modules."""
 
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +31,25 @@ def kernel_env(monkeypatch):
     from notebook_smoke import set_kernel_env
 
     set_kernel_env(monkeypatch)
+
+
+QUICK_FIT = ["--sample-per-band", "30", "--train-sample-size", "60", "--no-corpus-holdout"]
+
+
+@pytest.fixture(scope="session")
+def quick_fit_run(tmp_path_factory, worker_id) -> Path:
+    """A run folder every `fit` step has made (`fit all` on QUICK_FIT), made once per test session:
+    the first worker to ask makes it, the others wait for it. Shared: copy it before changing it."""
+    from filelock import FileLock
+
+    from littlekit.cli import main
+
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared if worker_id == "master" else shared.parent  # the workers' common folder
+    run, made = shared / "quick-fit" / "run", shared / "quick-fit" / "made"
+    with FileLock(str(shared / "quick-fit.lock")):
+        if not made.is_file():
+            shutil.rmtree(run.parent, ignore_errors=True)  # a worker that failed halfway
+            assert main(["fit", "all", "--out", str(run / "artifacts"), *QUICK_FIT]) == 0
+            made.write_text("")
+    return run

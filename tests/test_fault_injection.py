@@ -112,16 +112,6 @@ def test_a_killed_filter_leaves_the_earlier_result_whole(tmp_path, point):
 
 # --- fit ------------------------------------------------------------------------------------------
 
-QUICK = ["--sample-per-band", "30", "--train-sample-size", "60", "--no-corpus-holdout"]
-
-
-@pytest.fixture(scope="module")
-def fitted(tmp_path_factory) -> Path:
-    run = tmp_path_factory.mktemp("fitted") / "run"
-    run_to_end([*LITTLEKIT, "fit", "all", "--out", str(run / "artifacts"), *QUICK], run.parent)
-    return run
-
-
 def staged(run: Path) -> list[Path]:
     return list(run.glob(".artifacts.partial-*"))
 
@@ -132,9 +122,9 @@ def new_model_in_staging(run: Path, old: str) -> bool:
 
 
 @pytest.mark.parametrize("point", ["staged-copy", "new-model-written"])
-def test_a_killed_fit_leaves_the_artifacts_folder_whole(fitted, tmp_path, point):
+def test_a_killed_fit_leaves_the_artifacts_folder_whole(quick_fit_run, tmp_path, point):
     run = tmp_path / "run"
-    shutil.copytree(fitted, run)
+    shutil.copytree(quick_fit_run, run)  # the session's quick `fit all` (conftest)
     artifacts = run / "artifacts"
     before = digest(artifacts)
     labels = digest(run / "labels")

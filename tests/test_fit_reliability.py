@@ -35,18 +35,11 @@ def tree_digest(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def complete_run(tmp_path_factory) -> Path:
-    """A run folder whose artifacts every step has made (fit all, quick settings)."""
-    run = tmp_path_factory.mktemp("complete") / "run"
-    assert main(["fit", "all", "--out", str(run / "artifacts"), *QUICK, "--no-corpus-holdout"]) == 0
-    return run
-
-
 @pytest.fixture
-def run(complete_run, tmp_path) -> Path:
+def run(quick_fit_run, tmp_path) -> Path:
+    """A copy of the session's run folder whose artifacts every step has made (conftest)."""
     copy = tmp_path / "run"
-    shutil.copytree(complete_run, copy)
+    shutil.copytree(quick_fit_run, copy)
     return copy
 
 
