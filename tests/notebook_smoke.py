@@ -21,10 +21,20 @@ TRAIN_SMOKE_RUN = "pytest-smoke-training"
 NOTEBOOKS = [
     ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
     ("02_llm_judge.ipynb", {"max_per_band": 60, "sample_per_band": 60}),
-    ("03_fasttext_classifier.ipynb", {"epoch": 2, "dim": 8, "max_per_band": 60, "tuning_folds": 2}),
+    (
+        "03_fasttext_classifier.ipynb",
+        {"epoch": 2, "dim": 8, "max_per_band": 60, "tuning_folds": 2, "source_sample_per_band": 60},
+    ),
     (
         "04_encoder_classifier.ipynb",
-        {"epochs": 4, "max_length": 32, "train_sample_size": 200, "vocab_size": 500, "speed_sample_size": 2},
+        {  # one torch thread: the other test worker has the other core, and two threads spin against it
+            "epochs": 4,
+            "max_length": 32,
+            "train_sample_size": 200,
+            "vocab_size": 500,
+            "speed_sample_size": 2,
+            "torch_threads": 1,
+        },
     ),
     (
         "05_symbolic_filter.ipynb",

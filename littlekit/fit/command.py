@@ -306,10 +306,12 @@ def fit_label_set(
     encoder: EncoderRecipe | None = None,
     threads: int = 1,
     say: Callable[[str], None] = print,
+    sample_per_band: int | None = None,
 ) -> Path:
     """`littlekit fit`'s `steps` for the label set `labels` in the run folder `run` (its artifacts
     in `run/artifacts`), with these recipes (default: the defaults); returns the artifacts folder.
-    The chapters use it to repeat a fit on another label set for comparison."""
+    The chapters use it to repeat a fit on another label set for comparison. `sample_per_band`:
+    at most that many labels per band (`fit labels --sample-per-band`, a quick run); None: all."""
     artifacts = runs.path(run, "artifacts")
     artifacts.mkdir(parents=True, exist_ok=True)
     fit = Fit(
@@ -322,6 +324,7 @@ def fit_label_set(
         fasttext=fasttext or FastTextRecipe(),
         encoder=encoder or EncoderRecipe(),
         say=say,
+        sample_per_band=sample_per_band,
     )
     run_fit(fit, steps, force=True)  # the chapter owns its run folder
     return artifacts
