@@ -126,11 +126,20 @@ class JudgeServer:
                     server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._counted = True
                 try:
                     self._respond(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout); nothing to answer
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                """The request stops counting as in flight, once. Called before the response's last
+                bytes go out: the client may send its next request as soon as it has them, before
+                this thread would get back to a `finally`, and it would be counted twice."""
+                if getattr(self, "_counted", False):
+                    self._counted = False
                     with server._lock:
                         server.in_flight -= 1
 
@@ -175,7 +184,10 @@ class JudgeServer:
                     f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
                 ).encode("ascii")
                 self.close_connection = True
-                for byte in head + data:
+                message = head + data
+                for i, byte in enumerate(message):
+                    if i == len(message) - 1:
+                        self._leave()
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     time.sleep(interval)
@@ -190,6 +202,7 @@ class JudgeServer:
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
+                self._leave()
                 self.wfile.write(data)
 
         return Handler
