@@ -4,6 +4,7 @@ found and named."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
@@ -145,3 +146,22 @@ def test_a_search_that_finds_nothing_fails(built, tmp_path):
     report = check_book.check(built, tmp_path / "shots", "zyzzyvaquux", CHROMIUM)
     assert report.search_hits == 0 and report.problems == ["searching for 'zyzzyvaquux' finds no page"]
     assert report.lines("zyzzyvaquux")[-1] == "book check FAILED: 1 problem(s)"
+
+
+def test_a_browser_that_never_listens_is_started_twice_then_named_and_stopped(tmp_path, monkeypatch):
+    """A start that opens no DevTools port is stopped and tried once more; the error says so and no
+    process or profile is left behind."""
+    starts = tmp_path / "starts"
+    silent = tmp_path / "silent-browser"
+    silent.write_text(f"#!/bin/sh\necho $$ >> {starts}\nexec sleep 600\n")
+    silent.chmod(0o755)
+    monkeypatch.setattr(check_book, "STARTUP_TIMEOUT_S", 1.0)
+    before = set(Path(check_book.tempfile.gettempdir()).glob("check-book-*"))
+    with pytest.raises(RuntimeError, match="within 1.0 s, twice"):
+        check_book.Browser(str(silent))
+    pids = [int(line) for line in starts.read_text().split()]
+    assert len(pids) == 2
+    for pid in pids:  # each was stopped and reaped: no such process now
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert set(Path(check_book.tempfile.gettempdir()).glob("check-book-*")) == before
