@@ -135,35 +135,34 @@ class Browser:
     def _start(self) -> int:
         """Start Chromium on a fresh profile; its DevTools port. A start that does not listen in
         STARTUP_TIMEOUT_S is stopped and tried once more; what fails leaves no browser running."""
-        for attempt in (1, 2):
-            self._profile = tempfile.mkdtemp(prefix="check-book-")
-            self._process = subprocess.Popen(
-                [
-                    self._executable,
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--no-first-run",
-                    "--remote-debugging-port=0",
-                    f"--user-data-dir={self._profile}",
-                    f"--window-size={WIDTH},{HEIGHT}",
-                    "about:blank",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+        for _ in range(2):
+            self._launch()
             try:
                 return self._port()
             except TimeoutError:
                 self._stop()
-                if attempt == 2:
-                    raise RuntimeError(
-                        f"chromium did not open its DevTools port within {STARTUP_TIMEOUT_S} s, twice"
-                    ) from None
             except BaseException:
                 self._stop()
                 raise
-        raise AssertionError("unreachable")
+        raise RuntimeError(f"chromium did not open its DevTools port within {STARTUP_TIMEOUT_S} s, twice")
+
+    def _launch(self) -> None:
+        self._profile = tempfile.mkdtemp(prefix="check-book-")
+        self._process = subprocess.Popen(
+            [
+                self._executable,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={self._profile}",
+                f"--window-size={WIDTH},{HEIGHT}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def _port(self) -> int:
         marker = Path(self._profile) / "DevToolsActivePort"
