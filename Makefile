@@ -11,10 +11,15 @@ export MPLBACKEND := Agg
 
 .PHONY: test book notebooks lint data bench clean check-book chromium
 
-$(STAMP): pyproject.toml setup.py
+# uv installs the frozen set (constraints.txt) in seconds where pip took over a minute; torch's
+# wheel comes from wherever pip finds it (on these machines the CPU build on disk, which uv does
+# not look for). Without uv (no index to fetch it from) pip installs the same set.
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip download --quiet --no-deps -c constraints.txt torch -d $(VENV)/wheels
+	($(BIN)/pip install --quiet uv==0.13.9 && $(BIN)/uv pip install --python $(BIN)/python --quiet \
+	  --find-links $(VENV)/wheels -c constraints.txt -e .) || $(BIN)/pip install --quiet -c constraints.txt -e .
+	rm -rf $(VENV)/wheels
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 

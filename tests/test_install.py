@@ -181,3 +181,42 @@ def test_the_checkout_is_recognised():
     if config.IN_CHECKOUT:
         assert config.EMBEDDED_DATA == config.REPO_ROOT / "data"
     assert not config._is_checkout(config.PACKAGE_DIR)  # no pyproject.toml or data/ inside the package
+
+
+def _pins(lines: list[str]) -> dict[str, str]:
+    """{normalised name: version} of `name==version` lines (extras and comments dropped)."""
+    pins = {}
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            pins[re.sub(r"[-_.]+", "-", name.split("[", 1)[0]).lower()] = version.strip()
+    return pins
+
+
+def test_the_frozen_set_holds_every_pin_of_pyproject_at_its_version():
+    """constraints.txt is what `make` installs: a pin changed in pyproject.toml without
+    regenerating it would be installed at the old version, or not at all."""
+    import tomllib
+
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = _pins(project["dependencies"])
+    frozen = _pins((CHECKOUT / "constraints.txt").read_text(encoding="utf-8").splitlines())
+    assert len(wanted) >= 30
+    differ = {name: (pin, frozen.get(name)) for name, pin in wanted.items() if frozen.get(name) != pin}
+    assert not differ, f"constraints.txt disagrees with pyproject.toml (pin, frozen): {differ}"
+
+
+def test_this_environment_is_the_frozen_set():
+    """Every package constraints.txt names is installed here at that version (the set the book's
+    numbers were computed with)."""
+    from importlib import metadata
+
+    frozen = _pins((CHECKOUT / "constraints.txt").read_text(encoding="utf-8").splitlines())
+    installed = _pins([f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()])
+    differ = {
+        name: (version, installed.get(name))
+        for name, version in frozen.items()
+        if installed.get(name, "").split("+", 1)[0] != version
+    }
+    assert not differ, f"installed versions differ from constraints.txt (frozen, installed): {differ}"
