@@ -33,7 +33,9 @@ def kernel_env(monkeypatch):
     set_kernel_env(monkeypatch)
 
 
-QUICK_FIT = ["--sample-per-band", "30", "--train-sample-size", "60", "--no-corpus-holdout"]
+QUICK_FIT = [
+    "--sample-per-band", "30", "--train-sample-size", "60", "--pool-sample-size", "800", "--no-corpus-holdout"
+]  # fmt: skip
 
 
 @pytest.fixture(scope="session")

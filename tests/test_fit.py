@@ -55,10 +55,12 @@ def test_the_fasttext_step_equals_the_recipe_called_directly(tmp_path):
 @pytest.mark.slow
 def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
     out = tmp_path / "run" / "artifacts"
-    argv = ["fit", "all", "--out", str(out), "--sample-per-band", "30", "--train-sample-size", "60"]
+    argv = ["fit", "all", "--out", str(out), "--sample-per-band", "30", "--train-sample-size", "60",
+            "--pool-sample-size", "800"]  # fmt: skip
     assert main(argv) == 0
     assert artifact_problems(out, "all") == []
     assert (out / "README.md").is_file() and (out / "filter_config.json").is_file()
+    assert "over 800 documents" in (out / "README.md").read_text()  # the word table's pools: a sample
     for name in (
         "operating_point_pooled.json", "operating_point_every_kind.json", "oof_scores.parquet",
         "loco_scores.parquet",

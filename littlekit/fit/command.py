@@ -83,6 +83,7 @@ class Fit:
     seed: int = 0
     labels_spec: str = DEFAULT_LABELS  # `littlekit.fit.labels.build_labels`' label sets
     sample_per_band: int | None = None  # a quick run: at most this many labels per band
+    pool_sample_size: int | None = None  # a quick run: the word table's pools from a sample of the corpus
     max_per_band: int = DEFAULT_MAX_PER_BAND
     threads: int = 1
     fasttext: FastTextRecipe = field(default_factory=FastTextRecipe)
@@ -207,7 +208,7 @@ def fit_word_table(fit: Fit) -> None:
     if artifact_problems(fit.artifacts, ["encoder"]):
         encoder_dir = None
         fit.say(f"      no encoder in {fit.artifacts}: stage 3 is left out of the pools' cascade")
-    corpus = pool_corpus(fit.data_root, seed=fit.seed)
+    corpus = pool_corpus(fit.data_root, sample_size=fit.pool_sample_size, seed=fit.seed)
     stages = pool_stages(fasttext_model, encoder_dir)
     documents = pool_documents(corpus.documents)
     outcomes = list(_progress(Cascade(stages).run(documents), len(documents)))
@@ -369,6 +370,13 @@ def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         help="a quick run: at most this many labels per band, a seeded sample of every label set",
     )
     parser.add_argument(
+        "--pool-sample-size",
+        type=positive_int,
+        default=None,
+        help="a quick run: build the word table's pools from a seeded sample of at most this many of "
+        "the corpus documents (default: all of them)",
+    )
+    parser.add_argument(
         "--threads",
         type=positive_int,
         default=1,
@@ -421,6 +429,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         labels_spec=args.labels,
         sample_per_band=args.sample_per_band,
+        pool_sample_size=args.pool_sample_size,
         max_per_band=args.max_per_band,
         threads=args.threads,
         fasttext=FastTextRecipe(
