@@ -119,6 +119,24 @@ def test_stop_strings_cut_the_completion(model, tokenizer):
         assert stop not in cut[0]
 
 
+def test_a_row_that_stopped_is_not_decoded_again(model, tokenizer, monkeypatch):
+    full = generate(model, tokenizer, PROMPTS, max_new_tokens=12, stop=(), batch_size=len(PROMPTS))
+    stop = next(text[2:4] for (text,) in full if len(text) >= 6)
+    decoded = []
+    batch_decode = tokenizer.batch_decode
+
+    def counting(rows, **kwargs):
+        decoded.append(len(rows))
+        return batch_decode(rows, **kwargs)
+
+    monkeypatch.setattr(tokenizer, "batch_decode", counting)
+    cut = generate(model, tokenizer, PROMPTS, max_new_tokens=12, stop=(stop,), batch_size=len(PROMPTS))
+    assert cut == [[cut_at_stop(text, (stop,))] for (text,) in full]  # the same completions
+    steps = len(decoded) - 1  # the last call decodes the finished batch's completions
+    assert max(decoded[:steps]) == len(PROMPTS)
+    assert sum(decoded[:steps]) < steps * len(PROMPTS)  # finished rows dropped out of the checks
+
+
 def test_cut_at_stop_takes_the_earliest():
     assert cut_at_stop("a b\n\nc Q:", ("Q:", "\n\n")) == "a b"
     assert cut_at_stop("no stop here", ("\n\n",)) == "no stop here"

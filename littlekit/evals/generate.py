@@ -210,11 +210,16 @@ def filtered_probs(logits: torch.Tensor, temperature: float, top_p: float, top_k
 
 class _StopOnStrings:
     """Stopping criterion: a row is done once its new text contains a stop string or a whole line
-    starting with a `stop_lines` prefix."""
+    starting with a `stop_lines` prefix.
+
+    transformers keeps a finished row finished (it only pads it from then on), so a row found done,
+    or one that has emitted EOS, is not decoded again: each step decodes the open rows only.
+    """
 
     def __init__(self, tokenizer: Any, prompt_length: int, stop: Sequence[str], stop_lines: Sequence[str]):
         self.tokenizer, self.prompt_length = tokenizer, prompt_length
         self.stop, self.stop_lines = list(stop), list(stop_lines)
+        self.done: list[bool] | None = None
 
     def _done(self, text: str) -> bool:
         if any(s in text for s in self.stop):
@@ -222,10 +227,17 @@ class _StopOnStrings:
         return any(end_of_line_starting(text, prefix) != -1 for prefix in self.stop_lines)
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
-        new = input_ids[:, self.prompt_length :].tolist()
-        texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-        done = [self._done(text) for text in texts]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+        if self.done is None:
+            self.done = [False] * input_ids.shape[0]
+        open_rows = [i for i, done in enumerate(self.done) if not done]
+        if open_rows:
+            new = input_ids[open_rows, self.prompt_length :]
+            eos = self.tokenizer.eos_token_id
+            ended = (new == eos).any(dim=1).tolist() if eos is not None else [False] * len(open_rows)
+            texts = self.tokenizer.batch_decode(new.tolist(), skip_special_tokens=True)
+            for i, text, at_eos in zip(open_rows, texts, ended, strict=True):
+                self.done[i] = at_eos or self._done(text)
+        return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
 
 
 @torch.no_grad()
