@@ -117,6 +117,19 @@ def test_numbers_takes_a_list_of_numbers_in_range_and_names_the_parameter():
             sweep("thresholds", bad)
 
 
+def test_units_take_a_band_all_or_known_unit_ids_and_name_the_parameter():
+    assert p.check_units("units", "all") == "all"
+    assert p.check_units("units", "BEYOND") == "BEYOND"
+    assert p.check_units("units", ("count_on", "negative_results")) == ["count_on", "negative_results"]
+    assert p.check_units("units", "count_on, negative_results") == "count_on, negative_results"
+    for bad in ([], "", 3, [3]):
+        with pytest.raises(p.ParameterError, match="parameter units must be 'all', 'K5', 'BEYOND'"):
+            p.check_units("units", bad)
+    unknown = r"parameter units: unknown unit\(s\) counting_on; known units: count_on"
+    with pytest.raises(p.ParameterError, match=unknown):
+        p.check_units("units", ["count_on", "counting_on"])
+
+
 def test_label_set_takes_named_sets_and_existing_files(tmp_path):
     labels = tmp_path / "mine.jsonl"
     labels.write_text("{}\n")

@@ -94,6 +94,23 @@ def check_run_name(name: str, value: Any) -> str:
     return value
 
 
+def check_units(name: str, value: Any) -> str | list[str]:
+    """Curriculum units for `curriculum.units.select_units`: "all", "K5", "BEYOND", unit ids as a
+    comma-separated string or a list; an unknown id fails naming the known ones."""
+    from littlekit.curriculum.units import select_units
+
+    expected = "'all', 'K5', 'BEYOND' or curriculum unit ids (a list or a comma-separated string)"
+    if not isinstance(value, (str, list, tuple)) or not value:
+        raise _fail(name, expected, value)
+    if not all(isinstance(item, str) for item in value):
+        raise _fail(name, expected, value)
+    try:
+        select_units(value)
+    except KeyError as error:
+        raise ParameterError(f"parameter {name}: {error.args[0]}") from None
+    return value if isinstance(value, str) else list(value)
+
+
 def check_path(
     name: str,
     value: Any,
