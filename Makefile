@@ -11,14 +11,17 @@ export MPLBACKEND := Agg
 
 .PHONY: test book notebooks lint data bench clean check-book chromium
 
-# uv installs the frozen set (constraints.txt) in seconds where pip took over a minute; torch's
-# wheel comes from wherever pip finds it (on these machines the CPU build on disk, which uv does
-# not look for). Without uv (no index to fetch it from) pip installs the same set.
+# uv installs the frozen set (constraints.txt) in half pip's time; torch's wheel comes from wherever
+# pip finds it (on these machines the CPU build on disk, which uv does not look for). Without uv
+# (no index to fetch it from) pip installs the same set. Both compile the bytecode at install:
+# where PYTHONDONTWRITEBYTECODE is set nothing else writes it, and every process would compile
+# torch and transformers from source (an import of both took 4.5 s instead of 2.2 s).
 $(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip download --quiet --no-deps -c constraints.txt torch -d $(VENV)/wheels
 	($(BIN)/pip install --quiet uv==0.13.9 && $(BIN)/uv pip install --python $(BIN)/python --quiet \
-	  --find-links $(VENV)/wheels -c constraints.txt -e .) || $(BIN)/pip install --quiet -c constraints.txt -e .
+	  --compile-bytecode --find-links $(VENV)/wheels -c constraints.txt -e .) \
+	  || $(BIN)/pip install --quiet -c constraints.txt -e .
 	rm -rf $(VENV)/wheels
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
@@ -33,6 +36,7 @@ chromium:
 # One pytest worker per core, each test file on one worker (files share module fixtures); each
 # worker's torch and BLAS keep to one thread (tests/conftest.py).
 test: $(STAMP) chromium
+	$(BIN)/python -m compileall -q littlekit >/dev/null
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
 
 lint: $(STAMP)
@@ -51,6 +55,7 @@ check-book: $(STAMP) chromium
 # book/executed/, which the table of contents publishes; sources stay clean. Each time is printed.
 notebooks: $(STAMP)
 	mkdir -p book/executed
+	$(BIN)/python -m compileall -q littlekit >/dev/null
 	$(BIN)/python book/tools/run_notebooks.py $(if $(FORCE),--force,)
 
 book: notebooks
