@@ -119,11 +119,10 @@ def test_numbers_takes_a_list_of_numbers_in_range_and_names_the_parameter():
 
 def test_units_take_a_band_all_or_known_unit_ids_and_name_the_parameter():
     assert p.check_units("units", "all") == "all"
-    assert p.check_units("units", "BEYOND") == "BEYOND"
     assert p.check_units("units", ("count_on", "negative_results")) == ["count_on", "negative_results"]
     assert p.check_units("units", "count_on, negative_results") == "count_on, negative_results"
-    for bad in ([], "", 3, [3]):
-        with pytest.raises(p.ParameterError, match="parameter units must be 'all', 'K5', 'BEYOND'"):
+    for bad in ([], "", 3, [3], "BEYOND", "K5", ["count_on", "add_sub_within_10"]):  # one band: no verdicts
+        with pytest.raises(p.ParameterError, match="must be 'all' or curriculum unit ids of both bands"):
             p.check_units("units", bad)
     unknown = r"parameter units: unknown unit\(s\) counting_on; known units: count_on"
     with pytest.raises(p.ParameterError, match=unknown):

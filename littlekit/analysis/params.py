@@ -95,19 +95,22 @@ def check_run_name(name: str, value: Any) -> str:
 
 
 def check_units(name: str, value: Any) -> str | list[str]:
-    """Curriculum units for `curriculum.units.select_units`: "all", "K5", "BEYOND", unit ids as a
-    comma-separated string or a list; an unknown id fails naming the known ones."""
+    """Curriculum units for `curriculum.units.select_units` holding both bands (K5 and BEYOND, so
+    every per-band table and verdict has rows): "all", or unit ids as a comma-separated string or
+    a list; an unknown id fails naming the known ones."""
     from littlekit.curriculum.units import select_units
 
-    expected = "'all', 'K5', 'BEYOND' or curriculum unit ids (a list or a comma-separated string)"
+    expected = "'all' or curriculum unit ids of both bands (a list or a comma-separated string)"
     if not isinstance(value, (str, list, tuple)) or not value:
         raise _fail(name, expected, value)
     if not all(isinstance(item, str) for item in value):
         raise _fail(name, expected, value)
     try:
-        select_units(value)
+        bands = {unit.band for unit in select_units(value)}
     except KeyError as error:
         raise ParameterError(f"parameter {name}: {error.args[0]}") from None
+    if bands != {"K5", "BEYOND"}:
+        raise _fail(name, expected, value)
     return value if isinstance(value, str) else list(value)
 
 
