@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, paired_bootstrap_table
+from littlekit.evals.seen import SeenItems, seen_items
 
 PAPER_EDGES: tuple[float, ...] = (0.5, 0.0, -0.3, -0.5, -0.8, -1.0, -1.3, -1.6, -1.9, -2.4)
 
@@ -131,7 +132,8 @@ def clear_bpb(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(BPB per model and bin, per model and excerpt) on CLEAR (`corpora.load_clear`'s frame).
 
-    Each model scores the same excerpts: at most per_bin per bin (seeded; None: all). The first
+    Each model scores the same excerpts: those no model's training text holds (`unseen_excerpts`),
+    at most per_bin per bin (seeded; None: all). The first
     table has one row per (model, bin): bin, label, low, high, mean_easiness (of the bin's scored
     excerpts), docs, tokens, nats, bytes, bpb. The second has one row per (model, excerpt): model,
     id, bin, bt_easiness, nats, bytes, tokens (for `bootstrap_slopes`). bpb_kwargs go to
@@ -144,6 +146,7 @@ def clear_bpb(
         raise ValueError(f"the CLEAR frame lacks column(s) {sorted(missing)}")
     table = bin_table(edges, fold_extremes)
     frame = clear.assign(bin=assign_bins(clear["bt_easiness"], edges, fold_extremes))
+    frame = unseen_excerpts(models, frame)[0]  # held out means unseen: before the per-bin sample
     scored = sample_per_bin(frame, per_bin, seed).reset_index(drop=True)
     mean_easiness = scored.groupby("bin")["bt_easiness"].mean()
     rows, docs = [], []
@@ -159,6 +162,13 @@ def clear_bpb(
         pd.concat(rows, ignore_index=True)[[*columns, "bpb"]],
         pd.concat(docs, ignore_index=True)[doc_columns],
     )
+
+
+def unseen_excerpts(models: Mapping[str, Any], clear: pd.DataFrame) -> tuple[pd.DataFrame, SeenItems]:
+    """(the excerpts no model's training text holds, which were seen and by whom): `clear_bpb`
+    scores only the first, so every model is scored on the same unseen excerpts."""
+    seen = seen_items(models, clear["text"].tolist())
+    return clear[~seen.mask], seen
 
 
 def _slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -82,7 +82,13 @@ def add_curriculum_eval_parser(evals) -> argparse.ArgumentParser:
         type=Path,
         default=[],
         metavar="FILE.jsonl",
-        help="training file(s): problems whose statement or seed they hold are not evaluated",
+        help="more training file(s): problems whose statement or seed they hold are not evaluated "
+        "(a model trained here is checked against its own training shards without this)",
+    )
+    c.add_argument(
+        "--seen",
+        action="store_true",
+        help="also score the drawn problems its training text holds, apart (what memorisation gives)",
     )
     c.add_argument("--out", type=Path, help="write one JSON record per problem here")
     c.add_argument("--force", action="store_true", help="overwrite --out")
@@ -180,24 +186,62 @@ def run_curriculum_eval(args: argparse.Namespace) -> int:
     _check_files(args)
     check_model(args.model)
     units = select_units(band)
-    training = ce.TrainingSet.read(args.exclude) if args.exclude else None
-    records, excluded = ce.held_out_records(units, args.per_unit, args.seed, args.register, args.format,
-                                            args.sampling, training)  # fmt: skip
-    if not records:
-        raise RuntimeError("every held-out problem is in the --exclude files: nothing left to evaluate")
+    training, where = _training_set(args.model, args.exclude)
+    draw = ce.held_out_draw(units, args.per_unit, args.seed, args.register, args.format, args.sampling,
+                            training)  # fmt: skip
+    if not draw.unseen:
+        raise RuntimeError(f"every held-out problem is in {where}: nothing unseen is left to evaluate")
     model, tokenizer = _load(args.model, args.device)
     complete = ce.model_completer(model, tokenizer, args.format, args.max_new_tokens, temperature,
                                   args.top_p, args.batch_size, args.seed)  # fmt: skip
     started = time.perf_counter()
-    results = ce.evaluate(records, complete, args.samples)
+    results = ce.evaluate(draw.unseen, complete, args.samples)
     seconds = time.perf_counter() - started
-    print_header(args, band, units, temperature, seconds, len(records))
-    if training is not None:
-        print_excluded(excluded, records, args.per_unit, args.exclude)
+    print_header(args, band, units, temperature, seconds, len(draw.unseen))
+    if training is None:
+        print(f"held out by seed only: {where}")
+    else:
+        print_excluded(draw.excluded, draw.unseen, args.per_unit, where)
     print_tables(results, args.samples)
+    if args.seen:
+        print_seen(ce.evaluate(draw.seen, complete, args.samples) if draw.seen else None, args.samples)
     if args.out is not None:
         write_results(results, args.out, args.model, args.force)
     return 0
+
+
+def _training_set(model: str, exclude: list[Path]):
+    """(TrainingSet or None, words naming where it comes from): the model's own training text
+    (`evals.seen`) and the --exclude files."""
+    from littlekit.evals import curriculum as ce
+    from littlekit.evals.seen import TrainingText
+
+    parts, names = [], []
+    text = TrainingText.of_model(model)
+    if text is not None:
+        parts.append(ce.TrainingSet.of_texts(text.documents))
+        names.append(f"the model's training text ({len(text.documents):,} documents)")
+    if exclude:
+        parts.append(ce.TrainingSet.read(exclude))
+        names.append(", ".join(str(p) for p in exclude))
+    if not parts:
+        return None, "the model names no training text (not trained here) and no --exclude was given"
+    training = parts[0]
+    for part in parts[1:]:
+        training = training | part
+    return training, " and ".join(names)
+
+
+def print_seen(results, samples: int) -> None:
+    """Accuracy on the drawn problems the training text holds, per band: what memorisation gives."""
+    from littlekit.evals import curriculum as ce
+
+    print()
+    if results is None:
+        print("seen: no drawn problem is in the training text")
+        return
+    for line in ce.band_lines(results, 1) + (ce.band_lines(results, samples) if samples > 1 else []):
+        print("seen (in the training text, not in the tables above): " + line)
 
 
 def _load(where: str, device: str | None):
@@ -219,9 +263,8 @@ def print_header(args, band: str, units, temperature: float, seconds: float, pro
           f"{sampling}; {seconds:.1f}s")  # fmt: skip
 
 
-def print_excluded(excluded: dict[str, int], records: list[dict], per_unit: int, paths: list[Path]) -> None:
-    """How many drawn problems the training files held, and which units they left short."""
-    where = ", ".join(str(p) for p in paths)
+def print_excluded(excluded: dict[str, int], records: list[dict], per_unit: int, where: str) -> None:
+    """How many drawn problems the training text held, and which units they left short."""
     found = {unit: 0 for unit in excluded}
     for record in records:
         found[record["unit"]] += 1

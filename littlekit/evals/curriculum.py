@@ -89,6 +89,19 @@ class TrainingSet:
                     seeds.add(record["seed"])
         return cls(frozenset(statements), frozenset(seeds))
 
+    @classmethod
+    def of_texts(cls, texts: Iterable[str]) -> TrainingSet:
+        """Training documents as text (a model's decoded shards, `evals.seen.TrainingText`): each
+        document and every line of one."""
+        statements: set[str] = set()
+        for text in texts:
+            statements.add(_normal(text))
+            statements.update(_normal(line) for line in text.splitlines() if line.strip())
+        return cls(frozenset(statements))
+
+    def __or__(self, other: TrainingSet) -> TrainingSet:
+        return TrainingSet(self.statements | other.statements, self.seeds | other.seeds)
+
     def holds(self, problem: Problem, seed: int) -> bool:
         """Whether the problem (in either register) or its seed is in the training files."""
         return (
@@ -119,10 +132,37 @@ def held_out_records(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(records, {unit: problems dropped as in the training files}): `per_unit` verified held-out
     problems of each unit (see the module doc), as curriculum records (ids `<unit>-heldout<seed>-<index>`)."""
+    draw = held_out_draw(units, per_unit, seed, register, fmt, mode, training)
+    return draw.unseen, draw.excluded
+
+
+@dataclass
+class HeldOutDraw:
+    """The problems drawn for evaluation: `unseen` (what a verdict may use), `seen` (drawn but in
+    the training text: up to `per_unit` per unit, what memorisation gives) and the count dropped
+    per unit."""
+
+    unseen: list[dict[str, Any]]
+    seen: list[dict[str, Any]]
+    excluded: dict[str, int]
+
+
+def held_out_draw(
+    units: Sequence[Unit],
+    per_unit: int,
+    seed: int = 0,
+    register: str = "compact",
+    fmt: str = "plain",
+    mode: str = "balanced",
+    training: TrainingSet | None = None,
+) -> HeldOutDraw:
+    """`held_out_records`, keeping the problems the training text holds (records with
+    `seen: True`, at most `per_unit` per unit) beside the unseen ones (`seen: False`)."""
     from littlekit.curriculum.generate import check_choices, check_verified, make_problem, to_record
 
     check_choices(register, fmt, mode)
-    records: list[dict[str, Any]] = []
+    unseen: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
     excluded: dict[str, int] = {}
     for unit in units:
         found, dropped = 0, 0
@@ -131,15 +171,18 @@ def held_out_records(
                 break
             problem_seed = held_out_seed(seed, unit.id, index)
             problem = make_problem(unit, problem_seed, mode)
-            if training is not None and training.holds(problem, problem_seed):
+            held = training is not None and training.holds(problem, problem_seed)
+            if held and dropped >= per_unit:
                 dropped += 1
                 continue
             record = to_record(unit, problem, record_id=f"{unit.id}-heldout{seed}-{index:06d}",
                                seed=problem_seed, register=register, fmt=fmt, mode=mode)  # fmt: skip
-            records.append(check_verified(record, unit))
-            found += 1
+            record = {**check_verified(record, unit), "seen": held}
+            (seen if held else unseen).append(record)
+            dropped += held
+            found += not held
         excluded[unit.id] = dropped
-    return records, excluded
+    return HeldOutDraw(unseen, seen, excluded)
 
 
 def prompt(record: dict[str, Any]) -> str:
@@ -228,6 +271,7 @@ def evaluate(
     rows = []
     for record, text, samples in zip(records, prompts, completions, strict=True):
         row = {field: record[field] for field in RESULT_FIELDS}
+        row["seen"] = bool(record.get("seen", False))  # in the model's training text (held_out_draw)
         row["prompt"] = text
         row["n"] = len(samples)
         row["c"] = sum(is_correct(s, record) for s in samples)
