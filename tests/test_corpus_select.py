@@ -93,7 +93,7 @@ def test_corpora_leave_out_held_out_text_and_round_trip_as_jsonl(tmp_path):
     assert json.loads(path.read_text(encoding="utf-8").splitlines()[1])["band"] is None
 
 
-def test_the_unfiltered_corpus_is_the_web_text_when_the_pool_marks_it():
+def test_the_unfiltered_corpus_is_the_whole_pool_and_the_k5_corpus_what_the_filter_kept():
     outcomes = pd.DataFrame({
         "id": ["a", "b", "c", "d"],
         "text": ["a web page", "a story for children", "another web page", "a shared passage here"],
@@ -102,10 +102,29 @@ def test_the_unfiltered_corpus_is_the_web_text_when_the_pool_marks_it():
     })
     k5, unfiltered, shared = training_corpora(outcomes, held_out=["a shared passage here"], n=3)
     assert list(k5["id"]) == ["b", "c"]  # kept, web or not
-    assert list(unfiltered["id"]) == ["a", "c"]  # web text only, no filter
+    assert list(unfiltered["id"]) == ["a", "b", "c"]  # the same pool, kept or not: one pool, two draws
     assert list(shared) == [False, False, False, True]
-    _, everything, _ = training_corpora(outcomes.drop(columns="web"))
-    assert list(everything["id"]) == ["a", "b", "c", "d"]
+
+
+def test_the_evaluation_sets_name_every_benchmark_a_chapter_scores():
+    from littlekit.lm.corpus_select import evaluation_texts
+
+    texts = evaluation_texts()
+    assert set(texts) == {"CommonCoreText-PD validation", "CLEAR", "science clues", "MathCAMPS", "GSM8K test"}
+    assert all(len(v) > 100 for v in texts.values())
+    assert "Green plants need this, coming from the sun, to make their own food" in texts["science clues"]
+
+
+def test_draw_shares_group_small_families_and_sum_to_one():
+    from littlekit.lm.corpus_select import draw_shares
+
+    pool = pd.DataFrame({"family": ["web", "web", "kids", "tiny"], "n_readable": [50, 40, 9, 1]})
+    draw = pd.DataFrame({"family": ["kids", "web"], "n_readable": [30, 70]})
+    shares = draw_shares({"pool": pool, "draw": draw}, min_share=0.05)
+    assert list(shares.columns) == ["web", "kids", "other"]
+    assert shares.loc["pool", "web"] == pytest.approx(0.9)
+    assert shares.loc["draw", "kids"] == pytest.approx(0.3)
+    assert shares.sum(axis=1).tolist() == pytest.approx([1.0, 1.0])
 
 
 def test_the_pretraining_pool_is_the_demo_corpus_and_the_judge_passages_once_each():

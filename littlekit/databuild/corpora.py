@@ -173,6 +173,17 @@ def load_clear(root: Root = None) -> pd.DataFrame:
     return frame
 
 
+def load_science_clue_texts(root: Root = None) -> list[str]:
+    """The clue texts of the project-written Jeopardy science set (`science_clues/clues.tsv`,
+    season-TSV schema: the clue is the `answer` column); `evals.jeopardy` loads the whole set."""
+    path = _path("science_clues/clues.tsv", root)
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    if rows and "answer" not in rows[0]:
+        raise ValueError(f"{path}: no `answer` column (the clue text) in the header")
+    return [row["answer"] for row in rows if row.get("answer")]
+
+
 def load_onestopenglish(root: Root = None) -> pd.DataFrame:
     """OneStopEnglish: `id, level, text`, level in ele / int / adv."""
     return _read_jsonl(_path("onestopenglish/onestop.jsonl", root), ONESTOP_COLUMNS)

@@ -14,11 +14,14 @@ first of these that is available for the run and saying which (in its note):
 3. when the artifacts are incomplete: stages 1 and 4 only (AoA and symbolic, which need no
    trained model), with the run's AoA table if it has one, else the embedded Kuperman table.
 
-`training_corpora` then gives the K-5 corpus (kept documents) and its unfiltered counterpart (the
-pool's web documents, no filter, as the paper's UNFILTERED reads unfiltered FineWeb-Edu; every
-document when the frame has no `web` column), both without the documents sharing text with held-out passages
-(CommonCoreText-PD validation), so bits per byte measured on those passages later is not measured
-on training text. `write_corpus` saves one as jsonl (CORPUS_COLUMNS: id, text, source, band, web, origin,
+`training_corpora` then gives the two draws of the pair from one pool: the K-5 corpus (the
+documents the filter keeps) and the unfiltered corpus (every document of the pool, kept or not:
+the paper's LittleCurriculum is what the filter keeps of FineWeb-Edu, and its UNFILTERED reads
+FineWeb-Edu itself), both without the documents sharing text with anything a chapter scores a
+trained model on (`evaluation_texts`: CommonCoreText-PD validation, CLEAR, the science clues,
+MathCAMPS, GSM8K test), so no evaluation is measured on training text. The two differ only
+where the filter dropped text; chapter 9 samples the unfiltered corpus to as many tokens as the
+K-5 corpus holds. `write_corpus` saves one as jsonl (CORPUS_COLUMNS: id, text, source, band, web, origin,
 family); `composition` tabulates corpora per family.
 """
 
@@ -151,18 +154,32 @@ def _run_cascade(documents: pd.DataFrame, names: Sequence[str], options: dict) -
     return frame
 
 
+def evaluation_texts(root: str | os.PathLike | None = None) -> dict[str, list[str]]:
+    """{benchmark: texts} of everything a chapter scores a trained model on: the pair's training
+    text must hold none of it (`training_corpora`'s held_out)."""
+    from littlekit.databuild import corpora
+
+    validation = corpora.load_commoncoretext(root, split="validation")
+    return {
+        "CommonCoreText-PD validation": validation["text"].tolist(),
+        "CLEAR": corpora.load_clear(root)["text"].tolist(),
+        "science clues": corpora.load_science_clue_texts(root),
+        "MathCAMPS": corpora.load_mathcamps(root)["statement"].tolist(),
+        "GSM8K test": corpora.load_gsm8k("test", root)["question"].tolist(),
+    }
+
+
 def training_corpora(
     outcomes: pd.DataFrame, held_out: Iterable[str] = (), n: int = 8
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
-    """(k5, unfiltered, shared): the kept documents, the unfiltered documents (the web ones when
-    `outcomes` has a `web` column, else all), and a mask of those left out of both for sharing text
-    with `held_out` (an identical text or a run of `n` words)."""
+    """(k5, unfiltered, shared): the kept documents, every document (the unfiltered draw's pool),
+    and a mask of those left out of both for sharing text with `held_out` (an identical text or a
+    run of `n` words)."""
     held_out = list(held_out)
     shared = pd.Series(overlaps(outcomes["text"], held_out, n) if held_out else False, index=outcomes.index)
     usable = outcomes[~shared]
     k5 = usable[usable["kept"]].reset_index(drop=True)
-    unfiltered = usable[usable["web"].astype(bool)] if "web" in usable.columns else usable
-    return k5, unfiltered.reset_index(drop=True), shared
+    return k5, usable.reset_index(drop=True), shared
 
 
 def write_corpus(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
@@ -211,3 +228,18 @@ def composition(
     )
     table = pd.concat([table, total])
     return table.astype({c: float if c[1] == "MB" else int for c in table.columns})
+
+
+def draw_shares(
+    draws: Mapping[str, pd.DataFrame], column: str = "n_readable", by: str = "family", min_share: float = 0.02
+) -> pd.DataFrame:
+    """One row per named frame, one column per value of `by` (largest first in the first frame):
+    each group's share of the frame's `column` total. Groups under `min_share` in every frame are
+    summed into "other"; each row sums to 1."""
+    totals = pd.DataFrame({name: frame.groupby(by)[column].sum() for name, frame in draws.items()}).fillna(0)
+    shares = (totals / totals.sum()).T
+    shares = shares[shares.iloc[0].sort_values(ascending=False).index]
+    small = [c for c in shares.columns if (shares[c] < min_share).all()]
+    if small:
+        shares = shares.drop(columns=small).assign(other=shares[small].sum(axis=1))
+    return shares

@@ -1,13 +1,14 @@
 """The two training sets of the nano models' controlled comparison, held out alike and matched in tokens.
 
 nano LittleLearner trains on the K-5 corpus (the documents of the pretraining pool the filter
-keeps, web or not) and nano UNFILTERED on the unfiltered corpus (the pool's web documents, no
-filter); both are in the run product `training_corpora`. For the comparison to say something
+keeps) and nano UNFILTERED on the unfiltered corpus (every document of the same pool, kept or
+not: a random draw of it, as many tokens as the K-5 corpus); both are in the run product
+`training_corpora`. For the comparison to say something
 about the data and nothing else, the two runs share the recipe, the tokenizer and the token
 budget, and:
 
 - **Held out alike.** `held_out_mask` picks validation documents by a seeded hash of their id, not
-  by position, so a document in both corpora (a kept web document) is held out from both or from
+  by position, so a document in both corpora (a kept one) is held out from both or from
   neither, and every K-5 validation document is held out of the unfiltered corpus too (also when
   a small K-5 corpus gets its one validation document by the min_count rule): neither model ever
   trains on a document of the other's validation stream, and each can be scored on both streams.
@@ -277,7 +278,7 @@ def split_table(splits: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
 
 
 # how text_summary names each model's training documents
-CORPUS_WORDS = {"littlelearner": "documents of the K-5 corpus", "unfiltered": "web documents"}
+CORPUS_WORDS = {"littlelearner": "documents of the K-5 corpus", "unfiltered": "documents of the pool"}
 
 
 def text_summary(
@@ -285,7 +286,7 @@ def text_summary(
 ) -> list[str]:
     """A sentence per model of `split_table`'s table: how many documents and tokens its training
     text holds, the tokens counted as the loader reads them, and where the documents come from;
-    the last says so when the web text not held out holds fewer readable tokens than LittleLearner's
+    the last says so when the pool not held out holds fewer readable tokens than LittleLearner's
     (then UNFILTERED takes all of it and the pair is not matched in tokens)."""
     rows = table.set_index(["name", "split"])
     labels = {name: (labels or {}).get(name, name) for name in NAMES}
@@ -302,7 +303,7 @@ def text_summary(
             origin = f"({whole})"
         elif not every:
             ll = labels["littlelearner"]
-            origin = f"(sampled to {ll}'s readable tokens from the unfiltered corpus, {whole})"
+            origin = f"(a random draw to {ll}'s readable tokens from the unfiltered corpus, {whole})"
         else:
             origin = f"(all of the unfiltered corpus, {whole})"
         line = (
@@ -313,7 +314,7 @@ def text_summary(
         if name == "unfiltered" and every and readable < budget:
             line += (
                 f" That is {budget - readable:,} readable tokens short of {labels['littlelearner']}'s "
-                f"{budget:,}: the pair is not matched in tokens (more web documents would match it)."
+                f"{budget:,}: the pair is not matched in tokens (a larger pool would match it)."
             )
         lines.append(line)
     return lines
@@ -395,8 +396,8 @@ def training_corpora_inputs(
     LittleLearner's text and math (`tokenizer_texts`); the note says so.
     """
     from littlekit.curriculum.export import read_jsonl, write_jsonl
-    from littlekit.databuild import corpora
     from littlekit.lm.corpus_select import (
+        evaluation_texts,
         filter_outcomes,
         pretraining_pool,
         read_corpus,
@@ -418,7 +419,7 @@ def training_corpora_inputs(
             f"Read the training corpora, the math exposure and the K-5 tokenizer from {folder}.",
         )
     selection = filter_outcomes(pretraining_pool(data_root), run)
-    held_out = corpora.load_commoncoretext(data_root, split="validation")["text"]
+    held_out = [text for texts in evaluation_texts(data_root).values() for text in texts]
     k5, unfiltered, _ = training_corpora(selection.frame, held_out=held_out)
     math = pair_exposure(per_unit, fmt, seed)
     write_corpus(k5, paths[0])
