@@ -124,3 +124,22 @@ def test_a_missing_shard_directory_is_named(pair, tmp_path):
     (copy / "trainer_state.json").write_text(json.dumps(state))
     with pytest.raises(FileNotFoundError, match="gone"):
         TrainingText.of_model(copy)
+
+
+def test_evaluate_held_out_scores_the_pair_on_the_same_unseen_problems_and_each_on_its_own_seen(pair):
+    best, planted = pair
+    models = {label: load_causal_lm(path) for label, path in best.items()}
+    units = select_units("K5")[:3]
+    scored = ce.evaluate_held_out(models, units, per_unit=4, fmt=FORMAT, seed=0, max_new_tokens=8)
+    results = scored.results
+    unseen = results[~results["seen"]]
+    by_model = {label: set(part["id"]) for label, part in unseen.groupby("model")}
+    assert by_model["LittleLearner"] == by_model["UNFILTERED"] and len(by_model["UNFILTERED"]) == 12
+    for label, path in best.items():
+        lines = decoded_training_lines(path)
+        mine = results[results["model"] == label]
+        assert not [s for s in mine.loc[~mine["seen"], "statement"] if " ".join(s.split()) in lines]
+        assert all(" ".join(s.split()) in lines for s in mine.loc[mine["seen"], "statement"])
+    seen_ll = set(results[(results["model"] == "LittleLearner") & results["seen"]]["id"])
+    assert {p["id"] for p in planted} == seen_ll  # what memorisation gives is scored apart
+    assert "redrawn" in scored.note() and not scored.unknown

@@ -37,7 +37,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -145,6 +145,7 @@ class HeldOutDraw:
     unseen: list[dict[str, Any]]
     seen: list[dict[str, Any]]
     excluded: dict[str, int]
+    problems: dict[str, Problem] = field(default_factory=dict)  # each seen record's problem, by id
 
 
 def held_out_draw(
@@ -164,6 +165,7 @@ def held_out_draw(
     unseen: list[dict[str, Any]] = []
     seen: list[dict[str, Any]] = []
     excluded: dict[str, int] = {}
+    problems: dict[str, Problem] = {}
     for unit in units:
         found, dropped = 0, 0
         for index in range(per_unit * MAX_DRAWS_PER_PROBLEM):
@@ -179,10 +181,12 @@ def held_out_draw(
                                seed=problem_seed, register=register, fmt=fmt, mode=mode)  # fmt: skip
             record = {**check_verified(record, unit), "seen": held}
             (seen if held else unseen).append(record)
+            if held:
+                problems[record["id"]] = problem
             dropped += held
             found += not held
         excluded[unit.id] = dropped
-    return HeldOutDraw(unseen, seen, excluded)
+    return HeldOutDraw(unseen, seen, excluded, problems)
 
 
 def prompt(record: dict[str, Any]) -> str:
@@ -315,3 +319,86 @@ def band_lines(results: pd.DataFrame, k: int = 1) -> list[str]:
     label = "accuracy" if k == 1 else f"pass@{k}"
     table = accuracy_tables(results, k)["band"]
     return [f"{label} {row.band} = {row.pass_at_k:.3f} (n={row.problems})" for row in table.itertuples()]
+
+
+def model_training_sets(models: Mapping[str, Any]) -> dict[str, TrainingSet | None]:
+    """{label: TrainingSet of the model's own training text} for {label: model, (model, tokenizer)
+    or folder}; None where the training text is not known (`evals.seen`)."""
+    from littlekit.evals.seen import training_text
+
+    sets: dict[str, TrainingSet | None] = {}
+    for label, model in models.items():
+        text = training_text(model[0] if isinstance(model, tuple) else model)
+        sets[label] = None if text is None else TrainingSet.of_texts(text.documents)
+    return sets
+
+
+@dataclass
+class HeldOutResults:
+    """What `evaluate_held_out` scored: every model on the same unseen problems (`seen` False), and
+    each model on the drawn problems its own training text holds (`seen` True, what memorisation
+    gives); `draw` as drawn, `unknown` the labels whose training text is not known."""
+
+    results: pd.DataFrame
+    draw: HeldOutDraw
+    unknown: list[str]
+
+    def note(self) -> str:
+        """One sentence: how many drawn problems a training text held, and what was scored."""
+        unseen = self.results[~self.results["seen"]].groupby("model").size()
+        dropped = sum(self.draw.excluded.values())
+        common = int(unseen.max()) if len(unseen) else 0
+        text = (f"{dropped:,} drawn problem(s) were in a model's training text and were redrawn; every "
+                f"model answers the same {common:,} unseen problems")  # fmt: skip
+        seen = self.results[self.results["seen"]].groupby("model").size()
+        if len(seen):
+            counts = ", ".join(f"{label} {n:,}" for label, n in seen.items())
+            text += f"; apart, each model answers the drawn problems its own training text holds ({counts})"
+        if self.unknown:
+            text += f"; {', '.join(self.unknown)}: training text unknown (held out by seed only)"
+        return text + "."
+
+
+def evaluate_held_out(
+    models: Mapping[str, tuple[Any, Any]],
+    units: Sequence[Unit],
+    per_unit: int,
+    fmt: str,
+    seed: int = 0,
+    seen_per_unit: int | None = None,
+    **completer: Any,
+) -> HeldOutResults:
+    """Held out means unseen, by construction: draw `per_unit` problems of each unit that no model's
+    training text holds (`model_training_sets`), score every model on them, and score each model
+    on up to `seen_per_unit` (default `per_unit`; 0: none) drawn problems per unit its own training
+    text holds, marked `seen`. Greedy unless `completer` (model_completer's keywords) says otherwise."""
+    sets = model_training_sets(models)
+    known = [s for s in sets.values() if s is not None]
+    union = None
+    for training in known:
+        union = training if union is None else union | training
+    draw = held_out_draw(units, per_unit, seed, fmt=fmt, training=union)
+    if not draw.unseen:
+        raise ValueError("every drawn problem is in a model's training text: nothing unseen to evaluate")
+    limit = per_unit if seen_per_unit is None else seen_per_unit
+    parts = []
+    for label, (model, tokenizer) in models.items():
+        complete = model_completer(model, tokenizer, fmt, **completer)
+        parts.append(evaluate(draw.unseen, complete).assign(model=label))
+        own = sets[label]
+        mine = [r for r in draw.seen if own is not None and own.holds(draw.problems[r["id"]], r["seed"])]
+        mine = _first_per_unit(mine, limit)
+        if mine:
+            parts.append(evaluate(mine, complete).assign(model=label))
+    unknown = [label for label, s in sets.items() if s is None]
+    return HeldOutResults(pd.concat(parts, ignore_index=True), draw, unknown)
+
+
+def _first_per_unit(records: Sequence[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    counts: dict[str, int] = {}
+    kept = []
+    for record in records:
+        if counts.get(record["unit"], 0) < limit:
+            counts[record["unit"]] = counts.get(record["unit"], 0) + 1
+            kept.append(record)
+    return kept
