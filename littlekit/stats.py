@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from statistics import NormalDist
 
 import numpy as np
@@ -106,3 +106,57 @@ def bits_per_byte(sum_nats: float, n_bytes: int) -> float:
     if n_bytes <= 0:
         raise ValueError(f"bits per byte needs a positive byte count, got {n_bytes}")
     return float(sum_nats) / (math.log(2) * n_bytes)
+
+
+def _binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in log space (exact up to float rounding)."""
+    if p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 1.0 if k >= n else 0.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    log_n = math.lgamma(n + 1)
+    terms = [
+        log_n - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
+        for i in range(k + 1)
+    ]
+    top = max(terms)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
+
+
+def _solve_decreasing(f: Callable[[float], float], target: float) -> float:
+    """The p in [0, 1] where the decreasing function f(p) crosses `target` (bisection, 60 halvings)."""
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2.0
+        if f(middle) > target:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2.0
+
+
+def clopper_pearson(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) binomial interval for `successes / n`; returns (low, high).
+
+    The interval inverts two one-sided binomial tests: `low` is the p at which seeing `successes` or
+    more has probability (1 - confidence) / 2, `high` the p at which seeing `successes` or fewer has.
+    At 0 successes `low` is 0 and `high` is 1 - (alpha / 2) ** (1 / n) (0 of 32 gives [0, 10.9%]),
+    never the [0, 0] a percentile bootstrap returns. n = 0 gives (NaN, NaN).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    k, total = int(successes), int(n)
+    if k != successes or total != n or total < 0 or not 0 <= k <= total:
+        raise ValueError(f"need integers 0 <= successes <= n, got successes={successes!r}, n={n!r}")
+    if total == 0:
+        return math.nan, math.nan
+    tail = (1.0 - confidence) / 2.0
+    if k == 0:
+        return 0.0, 1.0 - tail ** (1.0 / total)
+    if k == total:
+        return tail ** (1.0 / total), 1.0
+    # P(X >= k) = tail  <=>  P(X <= k - 1) = 1 - tail; both CDFs fall as p grows
+    low = _solve_decreasing(lambda p: _binomial_cdf(k - 1, total, p), 1.0 - tail)
+    high = _solve_decreasing(lambda p: _binomial_cdf(k, total, p), tail)
+    return low, high

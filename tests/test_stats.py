@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from littlekit.stats import eta_squared, paired_difference, wilson_interval
+from littlekit.stats import clopper_pearson, eta_squared, paired_difference, wilson_interval
 
 
 def test_eta_squared_hand_computed():
@@ -115,3 +115,22 @@ def test_paired_difference_centres_on_the_mean_change():
     assert same == {"difference": 0.0, "low": 0.0, "high": 0.0, "n": 200}  # no change, no spread
     with pytest.raises(ValueError, match="one length"):
         paired_difference([1, 0], [1])
+
+
+def test_clopper_pearson_known_values_and_the_floor():
+    # reference values: the beta quantiles B(a/2; k, n-k+1) and B(1-a/2; k+1, n-k)
+    assert clopper_pearson(1, 10) == pytest.approx((0.0025285785444618, 0.4450161170281954), abs=1e-10)
+    assert clopper_pearson(25, 315) == pytest.approx((0.0520177888812924, 0.1149300832303786), abs=1e-10)
+    low, high = clopper_pearson(0, 32)  # 0 of 32: the 10.9% upper bound, not a bootstrap's [0, 0]
+    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** (1 / 32)) and round(high, 3) == 0.109
+    assert clopper_pearson(10, 10) == pytest.approx((0.025 ** 0.1, 1.0))
+    assert clopper_pearson(5, 10)[0] == pytest.approx(1 - clopper_pearson(5, 10)[1])  # symmetric at k = n/2
+    assert clopper_pearson(5, 10, confidence=0.5)[1] < clopper_pearson(5, 10)[1]
+    assert all(math.isnan(x) for x in clopper_pearson(0, 0))
+    # wider than Wilson, which is not exact
+    assert clopper_pearson(3, 40)[1] > wilson_interval(3, 40)[1]
+    for bad in ((3, 2), (-1, 5), (1.5, 4)):
+        with pytest.raises(ValueError, match="successes"):
+            clopper_pearson(*bad)
+    with pytest.raises(ValueError, match="confidence"):
+        clopper_pearson(1, 2, confidence=1.0)
