@@ -14,8 +14,10 @@ from littlekit.evals.generate import (
     end_of_line_starting,
     filtered_probs,
     generate,
+    greedy,
     prompt_ids,
     row_seed,
+    token_kinds,
     vllm_available,
 )
 from littlekit.lm.tokenizer import train_tokenizer
@@ -212,3 +214,73 @@ def test_sampling_prints_progress_lines_once_it_runs_a_while(model, tokenizer, m
     monkeypatch.setattr(progress, "QUIET_FOR", 5.0)
     generate(model, tokenizer, ["one two"], n_samples=2, max_new_tokens=2, temperature=1.0)
     assert capsys.readouterr().out == ""  # a quick call says nothing
+
+
+def newline_first(tokenizer, seed: int = 0) -> Qwen3ForCausalLM:
+    """A real tiny Qwen3 whose first choice is mostly a newline, like the nano models after the
+    Jeopardy prompt's "Response:": every position's residual stream leans on dimension 0 and the
+    newline's output row reads it. Context still decides the other tokens' order."""
+    model = tiny_qwen3(tokenizer, seed=seed).double()
+    newline = tokenizer("\n", add_special_tokens=False)["input_ids"][0]
+    with torch.no_grad():
+        model.model.embed_tokens.weight[:, 0] += 6.0
+        model.lm_head.weight[newline, 0] = 4.0
+    return model
+
+
+@torch.no_grad()
+def direct_answer_first(model, tokenizer, prompt: str, steps: int) -> str:
+    """Greedy token by token, newlines and special tokens masked while the completion is blank,
+    stopping at the first newline after it: the rule, written out without batching or a processor."""
+    ids = prompt_ids(tokenizer, prompt)
+    start = len(ids)
+    special = set(tokenizer.all_special_ids)
+    vocab = [tokenizer.decode([i]) for i in range(len(tokenizer))]
+    banned = [i for i, t in enumerate(vocab) if i in special or "\n" in t[: len(t) - len(t.lstrip())]]
+    for _ in range(steps):
+        logits = model(torch.tensor([ids])).logits[0, -1]
+        if not tokenizer.decode(ids[start:], skip_special_tokens=True).strip():
+            logits[banned] = float("-inf")
+        ids.append(int(logits.argmax()))
+        if ids[-1] == tokenizer.eos_token_id or "\n" in tokenizer.decode(ids[start:]):
+            break
+    return cut_at_stop(tokenizer.decode(ids[start:], skip_special_tokens=True), ("\n",))
+
+
+def test_token_kinds_mark_tokens_that_open_a_line(tokenizer):
+    opens_line, has_text = token_kinds(tokenizer, len(tokenizer) + 4)  # a padded embedding: 4 ids past it
+    texts = {i: tokenizer.decode([i]) for i in range(len(tokenizer))}
+    newline = tokenizer("\n", add_special_tokens=False)["input_ids"][0]
+    word = tokenizer(" cat", add_special_tokens=False)["input_ids"][-1]
+    assert opens_line[newline] and not has_text[newline]
+    assert not opens_line[word] and has_text[word]
+    assert opens_line[tokenizer.eos_token_id] and opens_line[tokenizer.bos_token_id]
+    assert not opens_line[-4:].any() and not has_text[-4:].any()
+    for i, text in texts.items():
+        if i not in tokenizer.all_special_ids and text.startswith("\n"):
+            assert opens_line[i]
+
+
+def test_require_text_gives_an_answer_where_the_plain_rule_gives_none(tokenizer):
+    model = newline_first(tokenizer)
+    plain = greedy(model, tokenizer, PROMPTS, max_new_tokens=8, batch_size=2, stop=("\n",))
+    answered = greedy(model, tokenizer, PROMPTS, 8, batch_size=2, stop=("\n",), require_text=True)
+    assert sum(not c.strip() for c in plain) >= 3  # the old rule: mostly empty completions
+    assert all(c.strip() for c in answered)  # the answer-first rule: none empty
+    assert answered == [direct_answer_first(model, tokenizer, p, 8) for p in PROMPTS]
+    for before, after in zip(plain, answered, strict=True):
+        if before.strip():  # a row whose first choice was text is unchanged
+            assert after == before
+    one_by_one = [greedy(model, tokenizer, [p], 8, 1, stop=("\n",), require_text=True)[0] for p in PROMPTS]
+    assert one_by_one == answered
+
+
+def test_require_text_samples_without_a_leading_newline(tokenizer):
+    model = newline_first(tokenizer)
+    samples = generate(model, tokenizer, PROMPTS, n_samples=4, max_new_tokens=6, temperature=1.0, seed=3,
+                       stop=(), require_text=True)
+    for row in samples:
+        for text in row:
+            assert text.strip() and not text.lstrip(" ").startswith("\n")
+    with pytest.raises(ValueError, match="require_text"):
+        generate(model, tokenizer, ["a"], backend="vllm", require_text=True)

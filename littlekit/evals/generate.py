@@ -10,6 +10,12 @@ Temperature 0 is greedy decoding. A completion is the text after the prompt, cut
 string (or, with `stop_lines`, just after the first whole line starting with one of those
 prefixes: a scratchpad is done once its `Answer:` line is); generation of a row stops at EOS,
 there, or after `max_new_tokens`.
+
+With `require_text=True` a completion cannot end before it holds a non-whitespace character: while
+a row's text is blank, EOS, the other special tokens and every token whose text reaches a newline
+before any other character are masked out (`AnswerFirst`), so a "\\n" stop string ends an answer
+line instead of an empty one. Under greedy decoding this is the model's most likely continuation
+among those that start with an answer; rows whose first choice was not a newline are unchanged.
 """
 
 from __future__ import annotations
@@ -45,17 +51,22 @@ def generate(
     stop: Sequence[str] = ("\n\n",),
     backend: str = "auto",
     stop_lines: Sequence[str] = (),
+    require_text: bool = False,
 ) -> list[list[str]]:
     """One list of `n_samples` completions per prompt (text after the prompt, cut at the first stop
     string, `stop=()` for none, or after the first whole line starting with a `stop_lines` prefix).
 
     backend: "transformers" (batched, CPU or GPU), "vllm" (must be installed; loads the model from
     its `name_or_path`), or "auto" (vLLM when installed and the model is on a CUDA device, else
-    transformers).
+    transformers). `require_text=True`: no newline, EOS or other special token before the first
+    non-whitespace character of a completion (transformers only; "auto" then uses transformers).
     """
     _check_arguments(prompts, n_samples, max_new_tokens, temperature, top_p, top_k, batch_size, stop, backend)
     _check_strings("stop_lines", stop_lines)
-    if _use_vllm(model, backend):
+    if require_text and backend == "vllm":
+        raise ValueError("require_text=True masks tokens per row, which the vllm backend does not do here; "
+                         "use backend='transformers' or 'auto'")
+    if not require_text and _use_vllm(model, backend):
         return _generate_vllm(
             model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, seed, stop,
             stop_lines,
@@ -73,6 +84,7 @@ def generate(
         seed,
         stop,
         stop_lines,
+        require_text,
     )
 
 
@@ -83,10 +95,12 @@ def greedy(
     max_new_tokens: int = 64,
     batch_size: int = 32,
     stop: Sequence[str] = ("\n\n",),
+    require_text: bool = False,
 ) -> list[str]:
     """One greedy completion per prompt (`generate` with temperature 0 and one sample)."""
     outputs = generate(
-        model, tokenizer, prompts, max_new_tokens=max_new_tokens, batch_size=batch_size, stop=stop
+        model, tokenizer, prompts, max_new_tokens=max_new_tokens, batch_size=batch_size, stop=stop,
+        require_text=require_text,
     )
     return [samples[0] for samples in outputs]
 
@@ -208,6 +222,57 @@ def filtered_probs(logits: torch.Tensor, temperature: float, top_p: float, top_k
     return torch.softmax(logits, dim=-1)
 
 
+def token_kinds(tokenizer: Any, vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two boolean masks over `vocab_size` token ids: `opens_line` (a special token, or a token whose
+    text reaches a newline before any other non-whitespace character, e.g. "\\n", " \\n\\n",
+    "\\nThe") and `has_text` (its text holds a non-whitespace character). Ids beyond the tokenizer's
+    vocabulary (a model's padded embedding rows) are neither."""
+    size = min(vocab_size, len(tokenizer))
+    texts = tokenizer.batch_decode([[i] for i in range(size)], skip_special_tokens=False)
+    special = set(tokenizer.all_special_ids)
+    opens_line = torch.zeros(vocab_size, dtype=torch.bool)
+    has_text = torch.zeros(vocab_size, dtype=torch.bool)
+    for i, text in enumerate(texts):
+        if i in special:
+            opens_line[i] = True
+            continue
+        lead = text[: len(text) - len(text.lstrip())]
+        opens_line[i] = "\n" in lead
+        has_text[i] = bool(text.strip())
+    return opens_line, has_text
+
+
+class AnswerFirst:
+    """A logits processor: while a row's completion is blank (only whitespace so far), every
+    `opens_line` token of `token_kinds` gets -inf, so neither a newline nor EOS can end a completion
+    before its first non-whitespace character. `kinds` caches `token_kinds` by vocabulary size, so
+    the batches of one call classify the vocabulary once."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        prompt_length: int,
+        kinds: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None,
+    ):
+        self.tokenizer, self.prompt_length = tokenizer, prompt_length
+        self.kinds = {} if kinds is None else kinds
+        self.blank: torch.Tensor | None = None
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        size = scores.shape[-1]
+        if size not in self.kinds:
+            self.kinds[size] = token_kinds(self.tokenizer, size)
+        opens_line, has_text = (k.to(scores.device) for k in self.kinds[size])
+        if self.blank is None:
+            self.blank = torch.ones(input_ids.shape[0], dtype=torch.bool, device=scores.device)
+        if input_ids.shape[1] > self.prompt_length:
+            self.blank &= ~has_text[input_ids[:, -1]]
+        if not bool(self.blank.any()):
+            return scores
+        mask = self.blank[:, None] & opens_line[None, :]
+        return scores.masked_fill(mask, float("-inf"))
+
+
 class _StopOnStrings:
     """Stopping criterion: a row is done once its new text contains a stop string or a whole line
     starting with a `stop_lines` prefix.
@@ -243,7 +308,7 @@ class _StopOnStrings:
 @torch.no_grad()
 def _generate_transformers(
     model, tokenizer, prompts, n_samples, max_new_tokens, temperature, top_p, top_k, batch_size, seed, stop,
-    stop_lines=(),
+    stop_lines=(), require_text=False,
 ) -> list[list[str]]:
     from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -266,12 +331,15 @@ def _generate_transformers(
     device = model.device
     out: list[list[str]] = [[""] * n_samples for _ in prompts]
     progress = Progress(len(rows), "sampling", "completions")
+    kinds: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # the vocabulary's token kinds, for require_text
     for start in range(0, len(rows), batch_size):
         batch = rows[start : start + batch_size]
         width = max(len(encoded[i]) for i, _ in batch)
         input_ids = torch.tensor([[pad_id] * (width - len(encoded[i])) + encoded[i] for i, _ in batch])
         attention = torch.tensor([[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i, _ in batch])
         processors = LogitsProcessorList()
+        if require_text:  # before the sampler, which draws from what is left
+            processors.append(AnswerFirst(tokenizer, width, kinds))
         if temperature > 0:
             generators = [torch.Generator(device=device).manual_seed(row_seed(seed, i, j)) for i, j in batch]
             processors.append(_RowSampler(generators, temperature, top_p, top_k))
