@@ -147,16 +147,16 @@ def test_normalise_and_variants():
     assert jp.first_answer("the sun. And then\nmore") == "the sun"
 
 
-def test_pass_at_1_with_wilson_intervals():
+def test_pass_at_1_with_exact_intervals():
     results = pd.DataFrame({"model": ["A"] * 4 + ["B"] * 2,
                             "split": ["K-5", "K-5", "Beyond K-5", "K-5", "K-5", "K-5"],
                             "correct": [True, False, False, True, False, False]})
     table = jp.pass_at_1(results)
     row = table[(table["model"] == "A") & (table["split"] == "K-5")].iloc[0]
     assert (row["n"], row["correct"], row["accuracy"]) == (3, 2, pytest.approx(2 / 3))
-    assert 0.2 < row["ci_low"] < 2 / 3 < row["ci_high"] < 1
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.0943, 0.9916), abs=1e-4)  # Clopper-Pearson
     zero = table[table["model"] == "B"].iloc[0]
-    assert zero["ci_low"] == 0.0 and 0 < zero["ci_high"] < 1
+    assert zero["ci_low"] == 0.0 and zero["ci_high"] == pytest.approx(1 - 0.025 ** 0.5)  # never [0, 0]
 
 
 def test_prompt_format_ends_with_response():
@@ -293,3 +293,109 @@ def test_label_clues_with_a_local_transformers_judge(tmp_path, one_thread):
         assert record["judge"]["model"] == "tiny-qwen3" and record["judge"]["usage"]["cached"] == 0
     assert [r["band"] for r in again] == [r["band"] for r in labels]
     assert all(r["judge"]["usage"]["cached"] == 1 for r in again)
+
+
+
+# ------------------------------------------------------------- answers you can grade, verdicts
+
+def newline_first(tokenizer):
+    """A real tiny Qwen3 whose first choice is mostly a newline, as the nano models' is after
+    "Response:" (see tests/test_eval_generate.py)."""
+    import torch
+
+    model = tiny_qwen3(tokenizer, max_positions=1024).double()
+    newline = tokenizer("\n", add_special_tokens=False)["input_ids"][0]
+    with torch.no_grad():
+        model.model.embed_tokens.weight[:, 0] += 6.0
+        model.lm_head.weight[newline, 0] = 4.0
+    return model
+
+
+def test_generation_answers_where_the_plain_rule_left_them_empty(one_thread):
+    from littlekit.lm.tokenizer import train_tokenizer
+
+    clues = jp.sample_per_split(jp.attach_split(*jp.load_authored())[0], 4, seed=0)
+    prompts = [jp.format_prompt(c, q) + " " + r + "\n\n"
+               for c, q, r in zip(clues["category"], clues["clue"], clues["response"], strict=True)]
+    tokenizer = train_tokenizer(prompts * 3, vocab_size=400)
+    model = newline_first(tokenizer)
+    out = jp.evaluate_generation(model, tokenizer, clues, max_new_tokens=6, batch_size=3, plain=True)
+    assert out["plain_empty"].mean() >= 0.5  # the old decoding: most answers empty, as the nano models'
+    assert not out["empty"].any()  # the answer-first rule: every answer has text
+    assert out["completion"].str.contains("\n").sum() == 0  # still one line
+    assert (out["empty"] == (out["completion"].str.strip() == "")).all()
+    same = ~out["plain_empty"]
+    assert (out.loc[same, "completion"] == out.loc[same, "plain_completion"]).all()
+    table = jp.empty_table(out.assign(model="tiny"))
+    assert table["n"].tolist() == [4, 4] and table["empty"].tolist() == [0, 0]
+    assert (table["ci_low"] == 0).all()
+    assert table["ci_high"].tolist() == pytest.approx([1 - 0.025 ** 0.25] * 2)
+    assert table["plain_empty"].sum() == out["plain_empty"].sum()
+    assert (table["plain_ci_low"] <= table["plain_share"]).all()
+    lines = jp.empty_lines(table)
+    assert len(lines) == 2 and all("exact 95% CI" in line and "plain rule" in line for line in lines)
+    plain_only = jp.evaluate_generation(model, tokenizer, clues, max_new_tokens=6, require_text=False)
+    assert plain_only["completion"].tolist() == out["plain_completion"].tolist()
+    assert "plain_completion" not in plain_only
+
+
+def pair_frames(n: int, correct: dict, nats: dict, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Generations and likelihood rows for LittleLearner and UNFILTERED on n clues per split:
+    `correct[(model, split)]` the share right, `nats[(model, split)]` the mean nats per 10 bytes."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    gen, scored = [], []
+    for split in jp.SPLITS:
+        for i in range(n):
+            for model in ("LittleLearner", "UNFILTERED"):
+                key = (model, split)
+                gen.append({"id": f"{split}{i}", "model": model, "split": split,
+                            "correct": bool(i < round(correct[key] * n))})
+                scored.append({"id": f"{split}{i}", "model": model, "split": split, "bytes": 10,
+                               "nats": float(nats[key] + rng.normal(0, 1))})
+    return pd.DataFrame(gen), pd.DataFrame(scored)
+
+
+def checked(lines: list[str]) -> list[str]:
+    """Every verdict line carries an interval or says it cannot decide."""
+    for line in lines[:-1]:
+        assert "CI" in line or "inconclusive" in line or "untestable" in line, line
+        if "as in the paper" in line or "the paper's direction" in line:
+            assert "CI" in line, line
+    assert "seed" in lines[-1]
+    return lines
+
+
+def test_verdicts_say_untestable_at_zero_and_inconclusive_without_a_clear_effect():
+    flat = {(m, s): 0.0 for m in jp.PAIR for s in jp.SPLITS}
+    gen, scored = pair_frames(40, flat, {k: 20.0 for k in flat})
+    lines = checked(jp.verdict_lines(gen, scored))
+    assert any("untestable at this scale" in line for line in lines)
+    assert "0/40 = 0.0% (exact 95% CI 0.0% to 8.8%)" in lines[0]  # not a bootstrap's [0, 0]
+    likelihood = next(line for line in lines if line.startswith("Likelihood direction"))
+    assert "inconclusive" in likelihood and "as in the paper" not in likelihood
+    ratio = next(line for line in lines if line.startswith("Inside"))
+    assert "comparable (the interval lies within" in ratio
+
+
+def test_verdicts_follow_the_paper_only_when_the_interval_excludes_zero():
+    acc = {("LittleLearner", "K-5"): 0.5, ("UNFILTERED", "K-5"): 0.5,
+           ("LittleLearner", "Beyond K-5"): 0.0, ("UNFILTERED", "Beyond K-5"): 0.5}
+    nats = {("LittleLearner", "K-5"): 20.0, ("UNFILTERED", "K-5"): 20.0,
+            ("LittleLearner", "Beyond K-5"): 30.0, ("UNFILTERED", "Beyond K-5"): 21.0}
+    gen, scored = pair_frames(40, acc, nats)
+    lines = checked(jp.verdict_lines(gen, scored))
+    direction = next(line for line in lines if line.startswith("Accuracy direction"))
+    assert "the paper's direction" in direction and "+50.0%" in direction
+    likelihood = next(line for line in lines if line.startswith("Likelihood direction"))
+    assert likelihood.endswith("as in the paper.")
+    gaps = jp.accuracy_gaps(gen)
+    assert gaps["change"][0] == pytest.approx(0.5) and gaps["change"][1] > 0
+    bpb = jp.bpb_comparison(scored)
+    assert bpb["rise difference"][1] > 0 and bpb["ratio"][1] < 1 < bpb["ratio"][2]
+    # the opposite effect reads as the opposite, not as the paper's
+    swap = {"LittleLearner": "UNFILTERED", "UNFILTERED": "LittleLearner"}
+    swapped = scored.assign(model=scored["model"].map(swap))
+    opposite = next(line for line in jp.verdict_lines(gen, swapped) if line.startswith("Likelihood dir"))
+    assert "opposite of the paper's direction" in opposite

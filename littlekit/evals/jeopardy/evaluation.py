@@ -33,25 +33,66 @@ def evaluate_generation(
     max_new_tokens: int = 16,
     batch_size: int = 16,
     shots: Sequence[tuple[str, str, str]] = SHOTS,
+    require_text: bool = True,
+    plain: bool = False,
 ) -> pd.DataFrame:
-    """Greedy answers (pass@1) for every clue: the clue frame plus `completion` and `correct`."""
+    """Greedy answers (pass@1) for every clue: the clue frame plus `completion`, `empty` (no
+    non-whitespace character) and `correct`.
+
+    The answer is the completion's first line. With `require_text` (the default) a newline or EOS can
+    end it only after its first non-whitespace token (`generate`'s answer-first rule): the nano models'
+    first choice after "Response:" is mostly a newline, which under the plain rule leaves an empty,
+    ungradeable answer. `plain=True` also runs the plain rule (stop at the first newline, even before
+    any text) and adds `plain_completion`, `plain_empty` and `plain_correct`, so a chapter can show
+    what the rule changed; rows whose greedy first token was not a newline get the same answer twice.
+    """
     from littlekit.evals.generate import greedy
 
     prompts = [format_prompt(c, q, shots) for c, q in zip(clues["category"], clues["clue"], strict=True)]
-    completions = greedy(model, tokenizer, prompts, max_new_tokens, batch_size, stop=("\n",))
-    correct = [grade_response(c, r) for c, r in zip(completions, clues["response"], strict=True)]
-    return clues.assign(completion=completions, correct=correct)
+    runs = [("", require_text)] + ([("plain_", False)] if plain else [])
+    columns: dict[str, list] = {}
+    for prefix, rule in runs:
+        completions = greedy(model, tokenizer, prompts, max_new_tokens, batch_size, stop=("\n",),
+                             require_text=rule)
+        columns[prefix + "completion"] = completions
+        columns[prefix + "empty"] = [not c.strip() for c in completions]
+        columns[prefix + "correct"] = [
+            grade_response(c, r) for c, r in zip(completions, clues["response"], strict=True)
+        ]
+    return clues.assign(**columns)
+
+
+def empty_table(results: pd.DataFrame, by: Sequence[str] = ("model", "split")) -> pd.DataFrame:
+    """Per group: `n` clues, `empty` completions, their `share` and exact 95% (Clopper-Pearson)
+    interval `ci_low, ci_high`; with a `plain_empty` column (`evaluate_generation(plain=True)`) the
+    same for the plain rule as `plain_empty, plain_share, plain_ci_low, plain_ci_high`."""
+    from littlekit.stats import clopper_pearson
+
+    flags = [f for f in ("empty", "plain_empty") if f in results.columns]
+    table = results.groupby(list(by), sort=False)[flags].agg(["size", "sum"])
+    out = table[flags[0]]["size"].rename("n").reset_index()
+    for flag in flags:
+        prefix = flag.removesuffix("empty")
+        counts = table[flag]["sum"].astype(int).to_numpy()
+        out[flag] = counts
+        out[prefix + "share"] = counts / out["n"]
+        bounds = [clopper_pearson(int(k), int(n)) for k, n in zip(counts, out["n"], strict=True)]
+        out[prefix + "ci_low"] = [b[0] for b in bounds]
+        out[prefix + "ci_high"] = [b[1] for b in bounds]
+    return out
 
 
 def pass_at_1(results: pd.DataFrame, by: Sequence[str] = ("model", "split")) -> pd.DataFrame:
-    """Accuracy per group with 95% Wilson intervals: `n, correct, accuracy, ci_low, ci_high`."""
-    from littlekit.stats import wilson_interval
+    """Accuracy per group with exact 95% (Clopper-Pearson) intervals: `n, correct, accuracy, ci_low,
+    ci_high` (0 of n correct still has an upper bound above 0)."""
+    from littlekit.stats import clopper_pearson
 
     table = results.groupby(list(by), sort=False)["correct"].agg(n="size", correct="sum").reset_index()
     table["correct"] = table["correct"].astype(int)
     table["accuracy"] = table["correct"] / table["n"]
-    low, high = wilson_interval(table["correct"].to_numpy(), table["n"].to_numpy())
-    table["ci_low"], table["ci_high"] = low, high
+    bounds = [clopper_pearson(int(k), int(n)) for k, n in zip(table["correct"], table["n"], strict=True)]
+    table["ci_low"] = [b[0] for b in bounds]
+    table["ci_high"] = [b[1] for b in bounds]
     return table
 
 
