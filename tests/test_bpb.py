@@ -200,3 +200,24 @@ def test_bpb_by_sums_nats_and_bytes_per_group_before_dividing(model, tokenizer):
     assert everything["bpb"] == pytest.approx(scored["bpb"]) and everything["bytes"] == scored["bytes"]
     categorical = docs.assign(grade=pd.Categorical(grades, categories=["K", "1", "2", "8"]))
     assert list(bpb_by(categorical, "grade").index) == ["K", "1", "8"]  # the empty grade 2 is left out
+
+
+def test_rise_bootstrap_pairs_items_and_brackets_the_point_rise():
+    import math
+
+    import pandas as pd
+
+    from littlekit.evals.bpb import rise_bootstrap
+
+    rows = []
+    for i in range(40):
+        band = "K-5" if i < 20 else "Beyond K-5"
+        ll_nats = (1.0 if band == "K-5" else 3.0) + 0.1 * (i % 3)
+        rows.append({"model": "LL", "band": band, "nats": ll_nats, "bytes": 10})
+        rows.append({"model": "UN", "band": band, "nats": 1.5 + 0.1 * (i % 4), "bytes": 10})
+    table = rise_bootstrap(pd.DataFrame(rows), "K-5", "Beyond K-5", n_boot=300)
+    ll = table.loc["LL"]
+    assert ll["rise"] == pytest.approx(2.0 / (10 * math.log(2)), rel=0.05)
+    assert ll["ci_low"] <= ll["rise"] <= ll["ci_high"]
+    diff = table.loc["LL - UN"]
+    assert diff["ci_low"] > 0  # LL's rise is clearly larger than UN's (which is about zero)

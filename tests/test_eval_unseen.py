@@ -143,3 +143,13 @@ def test_evaluate_held_out_scores_the_pair_on_the_same_unseen_problems_and_each_
     seen_ll = set(results[(results["model"] == "LittleLearner") & results["seen"]]["id"])
     assert {p["id"] for p in planted} == seen_ll  # what memorisation gives is scored apart
     assert "redrawn" in scored.note() and not scored.unknown
+
+
+def test_the_seen_unseen_table_gives_exact_intervals_never_zero_width_at_zero():
+    rows = [{"model": "LL", "band": "BEYOND", "seen": False, "c": 0, "n": 1} for _ in range(32)]
+    rows += [{"model": "LL", "band": "K5", "seen": True, "c": 1, "n": 1} for _ in range(4)]
+    table = ce.seen_unseen_table(pd.DataFrame(rows)).set_index(["band", "seen"])
+    beyond = table.loc[("BEYOND", False)]
+    assert (beyond["problems"], beyond["correct"], beyond["exact low"]) == (32, 0, 0.0)
+    assert beyond["exact high"] == pytest.approx(0.109, abs=5e-4)  # 0 of 32: up to 10.9%, not [0, 0]
+    assert table.loc[("K5", True), "accuracy"] == 1.0

@@ -239,7 +239,8 @@ def test_split_table_and_text_summary_say_what_each_model_trains_on(tokenizer):
     assert ll.startswith(f"LL trains on {documents:,} documents of the K-5 corpus (its {len(k5)} less")
     assert f"{readable:,} tokens as the loader reads them (at most 33 tokens" in ll
     sampled = int(table.loc[("unfiltered", "train"), "documents"])
-    assert un.startswith(f"UN trains on {sampled:,} documents of the pool (a random draw to LL's readable tokens")
+    drawn = f"UN trains on {sampled:,} documents of the pool (a random draw to LL's readable tokens"
+    assert un.startswith(drawn)
 
 
 def test_reading_table_counts_the_tokens_training_reads(tokenizer, tmp_path):

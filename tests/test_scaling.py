@@ -68,9 +68,32 @@ def test_size_lifts_measures_the_change_on_the_same_problems():
     lifts = lifts.set_index("group")
     assert list(lifts.index) == ["K-5", "boundary (6-7)", "grade 8"]
     assert lifts.loc["K-5", "change"] == pytest.approx(0.5) and lifts.loc["K-5", "accuracy micro"] == 0.75
-    assert [change_verdict(lifts.loc[g]) for g in lifts.index] == ["raises", "does not change", "lowers"]
+    # 0 of 40 right at both sizes is a floor, not a null: the bootstrap interval is [0, 0]
+    verdicts = [change_verdict(lifts.loc[g]) for g in lifts.index]
+    assert verdicts == ["raises", "untestable at this scale", "lowers"]
+    assert lifts.loc["boundary (6-7)", "exact high micro"] == pytest.approx(1 - 0.025 ** (1 / 40))
+    assert lifts.loc["boundary (6-7)", "detectable"] > 0.05  # what 40 problems could have shown
     un = size_lifts(frame[frame["model"] == "UN"], ["pico", "micro"], n_boot=500).set_index("group")
-    assert change_verdict(un.loc["K-5"]) == "does not change"  # one more right of 40: the interval holds 0
+    assert change_verdict(un.loc["K-5"]) == "inconclusive"  # one more right of 40, and no control moved
     assert change_verdict(un.loc["boundary (6-7)"]) == "raises"
+    # a null needs a positive control that moved under the same intervention
+    assert change_verdict(un.loc["K-5"], control=un.loc["boundary (6-7)"]) == "does not change"
+    assert change_verdict(un.loc["K-5"], control=un.loc["grade 8"]) == "inconclusive"
+    assert (un.loc["K-5", "correct pico"], un.loc["K-5", "correct micro"]) == (10, 11)
     with pytest.raises(ValueError, match="same problems"):
         size_lifts(frame[frame["model"] == "UN"], ["nano", "micro"])  # UN has no nano run
+
+
+def test_a_claim_is_reproduced_only_when_every_part_holds():
+    from littlekit.experiments.compare import claim_verdict
+
+    k5, null = ("K-5", "raises", "raises"), ("grade 8", "does not change", "does not change")
+    holds = claim_verdict([k5, null])
+    assert holds[-1].startswith("reproduced")
+    floor = claim_verdict([k5, ("grade 8", "does not change", "untestable at this scale")])
+    assert floor[-1].startswith("not shown at this scale") and "grade 8" in floor[-1]
+    assert "untestable at this scale" in floor[1]
+    broken = claim_verdict([
+        ("K-5", "raises", "does not change"), ("grade 8", "does not change", "inconclusive")
+    ])
+    assert broken[-1] == "NOT reproduced: K-5 does not hold"

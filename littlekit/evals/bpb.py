@@ -246,3 +246,39 @@ def stream_bpb(
         model.train(was_training)
     bpb = bpb_from_token_losses(nats, n_bytes) if n_bytes else float("nan")
     return {"bpb": bpb, "nats": nats, "bytes": n_bytes, "tokens": tokens}
+
+
+def rise_bootstrap(
+    per_item: Any, low: str, high: str, group: str = "band", n_boot: int = 1000, seed: int = 0
+) -> Any:
+    """Each model's corpus-level BPB rise from group `low` to group `high` (BPB of `high` minus
+    BPB of `low`, each Σ nats / (ln 2 · Σ bytes)) and its percentile bootstrap interval, resampling
+    items (rows of one model, in the same order for every model) alike for all models; with the
+    pairwise differences of the rises (`paired_bootstrap_table`, indexed by `what`).
+
+    `per_item`: one row per (model, item) with columns model, `group`, nats, bytes."""
+    import numpy as np
+
+    labels = list(dict.fromkeys(per_item["model"]))
+    parts = [per_item[per_item["model"] == label].reset_index(drop=True) for label in labels]
+    if len({len(p) for p in parts}) != 1:
+        raise ValueError("every model must score the same items")
+    groups = parts[0][group].to_numpy()
+    if any(not np.array_equal(p[group].to_numpy(), groups) for p in parts):
+        raise ValueError(f"every model must score the same items in the same order ({group} differs)")
+    nats = np.stack([p["nats"].to_numpy(dtype=float) for p in parts], axis=1)
+    nbytes = np.stack([p["bytes"].to_numpy(dtype=float) for p in parts], axis=1)
+    lo, hi = (groups == low).astype(float), (groups == high).astype(float)
+
+    def rises(weights: Any) -> Any:  # weights: (resamples, items) counts of each item
+        def bpb(mask: Any) -> Any:
+            w = weights * mask
+            return (w @ nats) / (np.log(2) * (w @ nbytes))
+
+        return bpb(hi) - bpb(lo)
+
+    rng = np.random.default_rng(seed)
+    counts = np.stack([np.bincount(rng.integers(0, len(groups), len(groups)), minlength=len(groups))
+                       for _ in range(n_boot)])  # fmt: skip
+    point = rises(np.ones((1, len(groups))))[0]
+    return paired_bootstrap_table(labels, point, rises(counts), value="rise")

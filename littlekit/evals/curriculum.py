@@ -402,3 +402,20 @@ def _first_per_unit(records: Sequence[dict[str, Any]], limit: int) -> list[dict[
             counts[record["unit"]] = counts.get(record["unit"], 0) + 1
             kept.append(record)
     return kept
+
+
+def seen_unseen_table(results: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    """Per group of `by`, band and `seen` (False: the unseen problems a verdict uses; True: those
+    the model's training text holds, what memorisation gives): problems, correct (c summed over
+    samples), accuracy (c / n) and its exact 95% binomial interval (`stats.clopper_pearson`)."""
+    from littlekit.stats import clopper_pearson
+
+    frame = results.assign(seen=results["seen"].astype(bool) if "seen" in results else False)
+    rows = []
+    for key, part in frame.groupby([*by, "band", "seen"], sort=False):
+        correct, trials = int(part["c"].sum()), int(part["n"].sum())
+        low, high = clopper_pearson(correct, trials)
+        names = dict(zip([*by, "band", "seen"], key, strict=True))
+        rows.append({**names, "problems": len(part), "correct": correct, "accuracy": correct / trials,
+                     "exact low": low, "exact high": high})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,14 +1,23 @@
 """One comparison the experiments share: the same held-out problems answered under two conditions
 (two sizes, two tokenizers, before and after post-training), and the change in accuracy with a
-paired bootstrap interval over problems."""
+paired bootstrap interval over problems.
+
+A verdict says no more than its numbers (`change_verdict`): "raises" or "lowers" only when the
+interval excludes zero; "untestable at this scale" when both conditions answer nothing right (a
+floor: the bootstrap interval of 0 against 0 is [0, 0], which says nothing about the model, and
+each accuracy's exact binomial interval, `exact low`/`exact high`, still reaches
+`detectable_change`); "does not change" only when a positive control, another model under the
+same intervention, moved; otherwise "inconclusive". `claim_verdict` puts the parts of a paper's
+claim together: "reproduced" only when every part holds with its interval."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pandas as pd
 
-from littlekit.stats import paired_difference
+from littlekit.stats import clopper_pearson, paired_difference
 
 
 def paired_changes(
@@ -34,6 +43,9 @@ def paired_changes(
             raise ValueError(f"{key}: {condition} {before!r} and {after!r} must answer the same problems")
         change = paired_difference(rates[before], rates[after], n_boot=n_boot, seed=seed)
         names = key if isinstance(key, tuple) else (key,)
+        counts = part.groupby(condition)[["c", "n"]].sum()
+        exact = {name: clopper_pearson(int(counts.loc[name, "c"]), int(counts.loc[name, "n"]))
+                 for name in (before, after)}  # fmt: skip
         rows.append(
             {
                 **dict(zip(by, names, strict=True)),
@@ -43,15 +55,73 @@ def paired_changes(
                 "low": change["low"],
                 "high": change["high"],
                 "problems": change["n"],
+                f"correct {before}": int(counts.loc[before, "c"]),
+                f"correct {after}": int(counts.loc[after, "c"]),
+                f"exact high {before}": exact[before][1],
+                f"exact high {after}": exact[after][1],
+                "detectable": detectable_change(rates[before].mean(), rates[after].mean(), change["n"]),
             }
         )
     return pd.DataFrame(rows)
 
 
-def change_verdict(row: pd.Series | dict) -> str:
-    """"raises", "lowers" or "does not change" (the interval holds 0), from a `paired_changes` row."""
+def detectable_change(before: float, after: float, problems: int) -> float:
+    """The smallest change in accuracy a comparison of `problems` items detects with 80% power at
+    5% (two-sided): 2.8 standard errors of a difference of two proportions, each taken at least at
+    3 / problems (the "rule of three" bound of a proportion seen 0 times), so a floor never
+    claims to detect everything. An approximation: the paired bootstrap is usually tighter."""
+    if problems <= 0:
+        return math.nan
+    floor = min(0.5, 3.0 / problems)
+    rates = [min(max(p, floor), 1 - floor) for p in (before, after)]
+    variance = sum(p * (1 - p) for p in rates)
+    return float(2.8 * math.sqrt(variance / problems))
+
+
+def change_verdict(row: pd.Series | dict, control: pd.Series | dict | None = None) -> str:
+    """What a `paired_changes` row shows (see the module): "raises", "lowers", "untestable at this
+    scale", "does not change" (the interval holds 0 and `control`, the same intervention's row for
+    a model that can move, moved) or "inconclusive"."""
     if row["low"] > 0:
         return "raises"
     if row["high"] < 0:
         return "lowers"
-    return "does not change"
+    if _at_floor(row):
+        return "untestable at this scale"
+    if control is not None and change_verdict(control) in ("raises", "lowers"):
+        return "does not change"
+    return "inconclusive"
+
+
+def _at_floor(row: pd.Series | dict) -> bool:
+    """Nothing right under either condition (by the correct counts, else the accuracies)."""
+    correct = [key for key in row.keys() if str(key).startswith("correct ")]
+    if correct:
+        return all(row[key] == 0 for key in correct)
+    return all(row[key] == 0 for key in row.keys() if str(key).startswith("accuracy "))
+
+
+def claim_verdict(parts: Sequence[tuple[str, str, str]]) -> list[str]:
+    """One line per part of a claim, (part, the verdict the paper reports, the verdict here), saying
+    whether it holds, does not hold or cannot be tested at this scale, then the overall line:
+    "reproduced" only when every part holds."""
+    lines, states = [], []
+    for part, expected, observed in parts:
+        if observed in ("untestable at this scale", "inconclusive"):
+            state = observed
+        else:
+            state = "holds" if observed == expected else "does not hold"
+        states.append(state)
+        lines.append(f"- {part}: the paper finds \"{expected}\", here \"{observed}\": {state}")
+    if all(state == "holds" for state in states):
+        overall = "reproduced: every part holds with its interval"
+    elif "does not hold" in states:
+        overall = "NOT reproduced: " + ", ".join(p for (p, _, _), s in zip(parts, states, strict=True)
+                                                 if s == "does not hold") + " does not hold"  # fmt: skip
+    else:
+        overall = (
+            "not shown at this scale: no part contradicts it, but "
+            + ", ".join(p for (p, _, _), s in zip(parts, states, strict=True) if s != "holds")
+            + " cannot be decided with these intervals"
+        )
+    return [*lines, overall]
