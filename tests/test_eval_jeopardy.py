@@ -324,6 +324,7 @@ def test_generation_answers_where_the_plain_rule_left_them_empty(one_thread):
     assert not out["empty"].any()  # the answer-first rule: every answer has text
     assert out["completion"].str.contains("\n").sum() == 0  # still one line
     assert (out["empty"] == (out["completion"].str.strip() == "")).all()
+    assert (out["ungradeable"] >= out["empty"]).all()  # an empty answer has no word either
     same = ~out["plain_empty"]
     assert (out.loc[same, "completion"] == out.loc[same, "plain_completion"]).all()
     table = jp.empty_table(out.assign(model="tiny"))
@@ -331,9 +332,16 @@ def test_generation_answers_where_the_plain_rule_left_them_empty(one_thread):
     assert (table["ci_low"] == 0).all()
     assert table["ci_high"].tolist() == pytest.approx([1 - 0.025 ** 0.25] * 2)
     assert table["plain_empty"].sum() == out["plain_empty"].sum()
+    assert table["ungradeable"].sum() == out["ungradeable"].sum()
+    assert (table["ungradeable_ci_low"] <= table["ungradeable_share"]).all()
     assert (table["plain_ci_low"] <= table["plain_share"]).all()
     lines = jp.empty_lines(table)
     assert len(lines) == 2 and all("exact 95% CI" in line and "plain rule" in line for line in lines)
+    assert all("no word to grade" in line for line in lines)
+    marks = pd.DataFrame({"model": "m", "split": "K-5", "completion": [":", " the sun", ""]})
+    marks = marks.assign(empty=marks["completion"].str.strip() == "",
+                         ungradeable=[True, False, True])
+    assert jp.empty_table(marks)[["empty", "ungradeable"]].iloc[0].tolist() == [1, 2]
     plain_only = jp.evaluate_generation(model, tokenizer, clues, max_new_tokens=6, require_text=False)
     assert plain_only["completion"].tolist() == out["plain_completion"].tolist()
     assert "plain_completion" not in plain_only

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from littlekit.evals.answers import grade_response
+from littlekit.evals.answers import first_answer, grade_response, normalise_answer
 from littlekit.io import sha256_file
 
 # Fixed few-shot examples (written for this project; not in the clue set).
@@ -37,7 +37,8 @@ def evaluate_generation(
     plain: bool = False,
 ) -> pd.DataFrame:
     """Greedy answers (pass@1) for every clue: the clue frame plus `completion`, `empty` (no
-    non-whitespace character) and `correct`.
+    non-whitespace character), `ungradeable` (no word left once the answer is normalised: empty,
+    or punctuation only such as ":") and `correct`.
 
     The answer is the completion's first line. With `require_text` (the default) a newline or EOS can
     end it only after its first non-whitespace token (`generate`'s answer-first rule): the nano models'
@@ -56,23 +57,30 @@ def evaluate_generation(
                              require_text=rule)
         columns[prefix + "completion"] = completions
         columns[prefix + "empty"] = [not c.strip() for c in completions]
+        if not prefix:
+            columns["ungradeable"] = [not normalise_answer(first_answer(c)) for c in completions]
         columns[prefix + "correct"] = [
             grade_response(c, r) for c, r in zip(completions, clues["response"], strict=True)
         ]
     return clues.assign(**columns)
 
 
+# the flags `empty_table` counts, and the prefix of their share and interval columns
+EMPTY_FLAGS = {"empty": "", "ungradeable": "ungradeable_", "plain_empty": "plain_"}
+
+
 def empty_table(results: pd.DataFrame, by: Sequence[str] = ("model", "split")) -> pd.DataFrame:
     """Per group: `n` clues, `empty` completions, their `share` and exact 95% (Clopper-Pearson)
-    interval `ci_low, ci_high`; with a `plain_empty` column (`evaluate_generation(plain=True)`) the
-    same for the plain rule as `plain_empty, plain_share, plain_ci_low, plain_ci_high`."""
+    interval `ci_low, ci_high`; the same for `ungradeable` answers (`ungradeable_share`, ...) and,
+    from `evaluate_generation(plain=True)`, for the plain rule (`plain_empty, plain_share,
+    plain_ci_low, plain_ci_high`), each where the results have the column."""
     from littlekit.stats import clopper_pearson
 
-    flags = [f for f in ("empty", "plain_empty") if f in results.columns]
+    flags = [f for f in EMPTY_FLAGS if f in results.columns]
     table = results.groupby(list(by), sort=False)[flags].agg(["size", "sum"])
     out = table[flags[0]]["size"].rename("n").reset_index()
     for flag in flags:
-        prefix = flag.removesuffix("empty")
+        prefix = EMPTY_FLAGS[flag]
         counts = table[flag]["sum"].astype(int).to_numpy()
         out[flag] = counts
         out[prefix + "share"] = counts / out["n"]

@@ -188,12 +188,15 @@ def verdict_lines(
 
 
 def empty_lines(empties: pd.DataFrame) -> list[str]:
-    """One sentence per row of `evaluation.empty_table`: the share of empty (ungradeable) answers
-    with its exact 95% interval, and the plain rule's beside it when the table has it."""
+    """One sentence per row of `evaluation.empty_table`: the share of empty answers with its exact
+    95% interval, then (where the table has them) the share with no word to grade and the plain
+    rule's empty share."""
     lines = []
     for row in empties.to_dict("records"):
         where = ", ".join(str(row[c]) for c in empties.columns if c in ("model", "split", "band"))
         text = f"Empty answers, {where}: {_fmt_share(int(row['empty']), int(row['n']))}"
+        if "ungradeable" in row:
+            text += f"; no word to grade {_fmt_share(int(row['ungradeable']), int(row['n']))}"
         if "plain_empty" in row:
             text += f"; under the plain rule {_fmt_share(int(row['plain_empty']), int(row['n']))}"
         lines.append(text + ".")
