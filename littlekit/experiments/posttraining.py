@@ -606,3 +606,26 @@ def grpo_jobs(
         )
         for run in runs
     ]
+
+
+def training_set(
+    bases: dict[str, str],
+    sft: Sequence[SftJob],
+    gsm8k: Sequence[dict[str, Any]],
+    kept: Sequence[bool],
+    config: PostTrainingConfig,
+    runs: Sequence[PostTrainingRun] = PAPER_RUNS,
+) -> Any:
+    """Everything a model of the comparison trains on, as one `evals.curriculum.TrainingSet`: each
+    base model's pretraining text (its decoded shards), every SFT row and every run's GRPO pool. The
+    held-out problems are drawn apart from all of it, so post-training is scored on unseen problems
+    as pretraining is (a problem in the SFT rows or the GRPO pool would reward memorising it)."""
+    from littlekit.evals import curriculum as ce
+
+    texts = [row["prompt"] + row["completion"] for job in sft for row in job.rows]
+    texts += [record["statement"] for run in runs for record in grpo_pool(run, gsm8k, kept, config)]
+    union = ce.TrainingSet.of_texts(texts)
+    for part in ce.model_training_sets(bases).values():
+        if part is not None:
+            union = union | part
+    return union
