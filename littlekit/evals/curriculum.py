@@ -34,7 +34,6 @@ so pass@k from `evals.passk`), and tests pass a constructed oracle.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ import pandas as pd
 from littlekit.curriculum.formats import ANSWER_PREFIX, FORMATS, REVERSED_PREFIX, read_answer
 from littlekit.curriculum.units import BANDS, Problem, Unit
 from littlekit.evals.answers import grade
+from littlekit.evals.seen import json_lines
 
 HELD_OUT_NAMESPACE = "heldout"
 MAX_DRAWS_PER_PROBLEM = 20  # held-out indices tried per wanted problem before a unit gives up
@@ -78,7 +78,7 @@ class TrainingSet:
         statements: set[str] = set()
         seeds: set[int] = set()
         for path in paths:
-            for number, record in enumerate(_jsonl(path), start=1):
+            for number, record in enumerate(json_lines(path), start=1):
                 if not isinstance(record, dict):
                     raise ValueError(f"{path} line {number}: not a JSON object")
                 if isinstance(record.get("statement"), str):
@@ -109,16 +109,6 @@ class TrainingSet:
             or _normal(problem.compact) in self.statements
             or _normal(problem.prose) in self.statements
         )
-
-
-def _jsonl(path: str | os.PathLike) -> Iterable[Any]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path} line {number}: not JSON ({exc.msg})") from None
 
 
 def held_out_records(

@@ -27,6 +27,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -184,21 +185,25 @@ def decode_shards(directory: str | os.PathLike, tokenizer) -> list[str]:
     return tokenizer.batch_decode(ids, skip_special_tokens=False)
 
 
+def json_lines(path: str | os.PathLike) -> Iterator[Any]:
+    """The values of a JSON-lines file, blank lines skipped; a bad line's error names file and line."""
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path} line {number}: not JSON ({exc.msg})") from None
+
+
 def _jsonl_texts(path: Path) -> list[str]:
     """Every `text`, `statement`, `prompt` and `completion` string of a JSON-lines file."""
     texts = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} line {number}: not JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path} line {number}: not a JSON object")
-            texts.extend(record[key] for key in ("text", "statement", "prompt", "completion")
-                         if isinstance(record.get(key), str))  # fmt: skip
+    for number, record in enumerate(json_lines(path), start=1):
+        if not isinstance(record, dict):
+            raise ValueError(f"{path} line {number}: not a JSON object")
+        texts.extend(record[key] for key in ("text", "statement", "prompt", "completion")
+                     if isinstance(record.get(key), str))  # fmt: skip
     return texts
 
 
