@@ -153,3 +153,32 @@ def test_the_seen_unseen_table_gives_exact_intervals_never_zero_width_at_zero():
     assert (beyond["problems"], beyond["correct"], beyond["exact low"]) == (32, 0, 0.0)
     assert beyond["exact high"] == pytest.approx(0.109, abs=5e-4)  # 0 of 32: up to 10.9%, not [0, 0]
     assert table.loc[("K5", True), "accuracy"] == 1.0
+
+
+def test_a_science_clue_in_the_training_text_is_never_scored(pair, tmp_path):
+    """A clue planted in a copy of LittleLearner's training shards: both Jeopardy evaluations skip it."""
+    import shutil
+
+    from littlekit.evals import jeopardy as jp
+    from littlekit.lm.shards import write_shards
+
+    best, _ = pair
+    clues = pd.DataFrame({
+        "category": ["PLANTS", "SPACE"],
+        "clue": ["Green plants need this, coming from the sun, to make their own food",
+                 "This planet with beautiful rings is the sixth from our sun"],
+        "response": ["sunlight", "Saturn"],
+    })
+    copy = tmp_path / "best"
+    shutil.copytree(best["LittleLearner"], copy)
+    model, tokenizer = load_causal_lm(copy)
+    shards = tmp_path / "planted"
+    write_shards(["Did you know? " + clues["clue"][0] + ". Plants are green."], tokenizer, shards)
+    (copy / "training_data.json").write_text(json.dumps({"shards": [str(shards)]}))
+    model, tokenizer = load_causal_lm(copy)
+    generated = jp.evaluate_generation(model, tokenizer, clues, max_new_tokens=4)
+    scored = jp.evaluate_likelihood(model, tokenizer, clues)
+    assert list(generated["clue"]) == [clues["clue"][1]] and len(scored) == 1
+    both = {"LittleLearner": (model, tokenizer), "UNFILTERED": best["UNFILTERED"]}
+    kept, seen = jp.unseen_clues(both, clues)
+    assert len(kept) == 1 and seen.by_model == {"LittleLearner": 1, "UNFILTERED": 0}

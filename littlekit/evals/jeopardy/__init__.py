@@ -30,6 +30,7 @@ from littlekit.evals.jeopardy.evaluation import (
     format_prompt,
     likelihood_table,
     pass_at_1,
+    unseen_clues,
 )
 from littlekit.evals.jeopardy.labels import (
     SPLITS,
@@ -74,5 +75,5 @@ __all__ = [
     "evaluate_generation", "evaluate_likelihood", "file_sha256", "first_answer", "format_prompt",
     "gold_variants", "grade", "judge_text", "label_clues", "likelihood_table", "load_authored",
     "load_jeopardy", "ngss_dci_table", "ngss_prompt", "normalise_answer", "pass_at_1", "read_labels",
-    "sample_per_split", "save_labels", "science_keyword", "select_science", "verdict_lines",
+    "sample_per_split", "save_labels", "science_keyword", "select_science", "unseen_clues", "verdict_lines",
 ]

@@ -36,7 +36,8 @@ def evaluate_generation(
     require_text: bool = True,
     plain: bool = False,
 ) -> pd.DataFrame:
-    """Greedy answers (pass@1) for every clue: the clue frame plus `completion`, `empty` (no
+    """Greedy answers (pass@1) for every clue the model's training text does not hold
+    (`unseen_clues`): the clue frame plus `completion`, `empty` (no
     non-whitespace character), `ungradeable` (no word left once the answer is normalised: empty,
     or punctuation only such as ":") and `correct`.
 
@@ -49,6 +50,7 @@ def evaluate_generation(
     """
     from littlekit.evals.generate import greedy
 
+    clues = unseen_clues({"model": model}, clues)[0]
     prompts = [format_prompt(c, q, shots) for c, q in zip(clues["category"], clues["clue"], strict=True)]
     runs = [("", require_text)] + ([("plain_", False)] if plain else [])
     columns: dict[str, list] = {}
@@ -63,6 +65,16 @@ def evaluate_generation(
             grade_response(c, r) for c, r in zip(completions, clues["response"], strict=True)
         ]
     return clues.assign(**columns)
+
+
+def unseen_clues(models: Any, clues: pd.DataFrame) -> tuple[pd.DataFrame, Any]:
+    """(the clues no model's training text holds, `evals.seen.SeenItems` saying which were seen and
+    by whom): both evaluations score only the first, so held out means unseen; a chapter calls it
+    with every model first, so that all of them answer the same clues."""
+    from littlekit.evals.seen import seen_items
+
+    seen = seen_items(models, clues["clue"].tolist())
+    return clues[~seen.mask], seen
 
 
 # the flags `empty_table` counts, and the prefix of their share and interval columns
@@ -111,11 +123,13 @@ def evaluate_likelihood(
     batch_size: int = 16,
     shots: Sequence[tuple[str, str, str]] = SHOTS,
 ) -> pd.DataFrame:
-    """Per clue: nats, bytes and tokens of " <gold response>" given the few-shot prompt.
+    """Per clue the model's training text does not hold (`unseen_clues`): nats, bytes and tokens of
+    " <gold response>" given the few-shot prompt.
 
     `logprob` is the response's total log-probability (nats, negative); bits per byte per split
     come from `likelihood_table`, summed over clues as `corpus_bpb` does.
     """
+    clues = unseen_clues({"model": model}, clues)[0]
     from littlekit.evals.bpb import corpus_bpb
 
     pairs = [
