@@ -219,7 +219,7 @@ def _training_set(model: str, exclude: list[Path]):
     parts, names = [], []
     text = TrainingText.of_model(model)
     if text is not None:
-        parts.append(ce.TrainingSet.of_texts(text.documents))
+        parts.append(ce.TrainingSet(frozenset(text.lines)))
         names.append(f"the model's training text ({len(text.documents):,} documents)")
     if exclude:
         parts.append(ce.TrainingSet.read(exclude))

@@ -319,7 +319,7 @@ def model_training_sets(models: Mapping[str, Any]) -> dict[str, TrainingSet | No
     sets: dict[str, TrainingSet | None] = {}
     for label, model in models.items():
         text = training_text(model[0] if isinstance(model, tuple) else model)
-        sets[label] = None if text is None else TrainingSet.of_texts(text.documents)
+        sets[label] = None if text is None else TrainingSet(frozenset(text.lines))
     return sets
 
 
