@@ -13,6 +13,7 @@ by name (`path(run, "labels")`), never by a folder name, so the layout is this o
     pool_outcomes      validation/outcomes_pool.parquet   the cascade's verdict per pretraining-pool document
     training_corpora   tokenizer/                  K-5 and unfiltered corpora, math exposure, K-5 tokenizer
     nano_models        training/                   the nano LittleLearner / UNFILTERED checkpoints
+    seed_replicas      training/seeds/             the same pair retrained with other training seeds
     ...                                            (and one report folder per other chapter)
 
 `require(run, name)` returns the path or raises `MissingProduct`, whose message says which
@@ -88,6 +89,11 @@ PRODUCTS: dict[str, Product] = {
     "nano_models": Product(
         "training",
         "the nano LittleLearner and UNFILTERED checkpoints",
+        "the training chapter",
+    ),
+    "seed_replicas": Product(
+        "training/seeds",
+        "the nano pair retrained with several training seeds (the same data, a shorter run): seed<N>/<name>/best",
         "the training chapter",
     ),
     "language_familiarity": Product(

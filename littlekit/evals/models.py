@@ -9,6 +9,7 @@ model is a label mapped to a local directory or a Hub id (the released LittleLea
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,20 @@ def nano_checkpoints(run: str | os.PathLike) -> dict[str, str]:
             "first, or pass the models explicitly as {label: path or Hub id}"
         )
     return found
+
+
+def seed_checkpoints(run: str | os.PathLike) -> dict[int, dict[str, str]]:
+    """{seed: {label: checkpoint directory}} of the nano pair retrained with other training seeds
+    (the run product `seed_replicas`: `seed<N>/<name>/best`), for the spread a verdict has over
+    retraining. Only seeds with both models are listed; none gives {}."""
+    folder = runs.path(run, "seed_replicas")
+    found: dict[int, dict[str, str]] = {}
+    for seed_dir in sorted(folder.glob("seed*"), key=lambda p: p.name):
+        number = seed_dir.name.removeprefix("seed")
+        pair = {label: str(seed_dir / name / "best") for name, label in NANO_MODELS.items()}
+        if number.lstrip("-").isdigit() and all((Path(p) / "config.json").is_file() for p in pair.values()):
+            found[int(number)] = pair
+    return dict(sorted(found.items()))
 
 
 def resolve_models(run: str | os.PathLike, models: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from littlekit.stats import clopper_pearson, paired_difference
+from littlekit.stats import clopper_pearson, paired_difference, seed_interval
 
 
 def paired_changes(
@@ -125,3 +125,30 @@ def claim_verdict(parts: Sequence[tuple[str, str, str]]) -> list[str]:
             + " cannot be decided with these intervals"
         )
     return [*lines, overall]
+
+
+def interval_direction(low: float, high: float, positive: str = "larger", negative: str = "smaller") -> str:
+    """`positive` when an interval lies above zero, `negative` when below, else "inconclusive"."""
+    if low > 0:
+        return positive
+    if high < 0:
+        return negative
+    return "inconclusive"
+
+
+def seed_direction(
+    per_seed: pd.DataFrame, value: str, positive: str = "larger", negative: str = "smaller"
+) -> tuple[str, dict[str, float]]:
+    """A direction over training seeds: `per_seed` has one row per seed with the estimate (`value`)
+    and its interval over items (`ci_low`, `ci_high`). `positive` when every seed's interval lies
+    above zero and so does the Student-t interval of the estimate over seeds (`stats.seed_interval`),
+    `negative` when all lie below it, else "inconclusive" (one seed is never enough). Returns the
+    verdict and the over-seeds summary (mean, sd, low, high, seeds)."""
+    spread = seed_interval(per_seed[value])
+    if spread["seeds"] < 2:
+        return "inconclusive", spread
+    if (per_seed["ci_low"] > 0).all() and spread["low"] > 0:
+        return positive, spread
+    if (per_seed["ci_high"] < 0).all() and spread["high"] < 0:
+        return negative, spread
+    return "inconclusive", spread
