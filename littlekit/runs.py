@@ -93,7 +93,8 @@ PRODUCTS: dict[str, Product] = {
     ),
     "seed_replicas": Product(
         "training/seeds",
-        "the nano pair retrained with several training seeds (the same data, a shorter run): seed<N>/<name>/best",
+        "the nano pair retrained with several training seeds (the same data, a shorter run), "
+        "seed<N>/<name>/best",
         "the training chapter",
     ),
     "language_familiarity": Product(

@@ -9,8 +9,8 @@ model is a label mapped to a local directory or a Hub id (the released LittleLea
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import torch
