@@ -17,12 +17,26 @@ no pretraining, post-training or evaluation set uses; the paper's explanations a
 LLM from the standard, ours (`explanation`) from the unit's title and standards with one more
 derived worked example, concrete numbers and no letters, as the paper's prompt asks. Completions
 are read and graded as `evals.curriculum` does (the first `Answer:` line).
+
+**Prompts fit the trained context.** A nano model was pretrained on rows of `seq_len` tokens
+(`training_context`); three prose shots and an explanation run far past that. With a token counter
+and the context, `fitted_prompts` shortens a prompt until it and the room its answer needs (the
+longest worked solution among its unit's shots, `answer_room`) fit: shots are dropped from the
+first on, then the explanation's worked example, then the explanation; the problem itself is
+never cut. Each prompt says how many shots it kept and whether it was shortened.
+
+**Held out from the prompts.** `prompt_training_set` holds every shot and explanation example of
+the units asked, and `sft_training_set` every curriculum problem chapter 16's SFT could have
+drawn its rows from: the test problems are drawn apart from both, as from the pretraining text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -82,15 +96,17 @@ def render_shot(record: dict[str, Any], style: str) -> str:
     raise ValueError(f"unknown shot style {style!r}; choose from {', '.join(STYLES)}")
 
 
-def explanation(unit: Any, example: dict[str, Any]) -> str:
+def explanation(unit: Any, example: dict[str, Any] | None) -> str:
     """A method explanation for `unit`: what the problems ask, how to work them, and one worked
-    example with concrete numbers."""
-    steps = "; then ".join(example["steps"]) if example["steps"] else "read the answer off the question"
-    return (
+    example with concrete numbers (none when `example` is None: the shortened explanation)."""
+    text = (
         f"Method for this kind of problem ({unit.title}, {', '.join(unit.ccss)}): work it one step at a "
-        f"time, one computation per line, then write the answer on a line that starts with Answer. "
-        f'For example, for "{example["statement"]}": {steps}; the answer is {example["answer"]}.'
+        f"time, one computation per line, then write the answer on a line that starts with Answer."
     )
+    if example is None:
+        return text
+    steps = "; then ".join(example["steps"]) if example["steps"] else "read the answer off the question"
+    return text + f' For example, for "{example["statement"]}": {steps}; the answer is {example["answer"]}.'
 
 
 def icl_prompt(record: dict[str, Any], shots: Sequence[dict[str, Any]], style: str | None,
@@ -106,21 +122,115 @@ def icl_prompt(record: dict[str, Any], shots: Sequence[dict[str, Any]], style: s
 
 
 def condition_prompts(records: Sequence[dict[str, Any]], condition: str) -> list[str]:
-    """Every record's prompt under `condition` (see CONDITIONS), shots from its own unit."""
+    """Every record's prompt under `condition` (see CONDITIONS), shots from its own unit, in full."""
+    return [fitted["prompt"] for fitted in fitted_prompts(records, condition)]
+
+
+def solution_text(record: dict[str, Any]) -> str:
+    """What a model writes after a scratchpad record's prompt: its steps and the answer line."""
+    from littlekit.evals.curriculum import prompt
+
+    return record["text"][len(prompt(record)) :]
+
+
+def answer_room(drawn: Sequence[dict[str, Any]], count: Callable[[str], int]) -> int:
+    """The tokens a unit's answer needs: the longest worked solution among its drawn shots (the
+    test problem's own solution is not looked at)."""
+    return max(count(solution_text(record)) for record in drawn)
+
+
+def fitted_prompts(
+    records: Sequence[dict[str, Any]],
+    condition: str,
+    count: Callable[[str], int] | None = None,
+    context: int | None = None,
+) -> list[dict[str, Any]]:
+    """Every record's prompt under `condition`, as {prompt, prompt_tokens, room, shots, explanation,
+    shortened}. With `count` (text -> tokens) and `context` (`training_context`), a prompt whose
+    tokens plus the unit's `answer_room` exceed the context is shortened (see the module): the
+    fullest of full explanation with N_SHOTS..0 shots, the explanation without its example, no
+    explanation, that fits; a direct prompt that does not fit stays as it is."""
     from littlekit.curriculum.units import UNITS
 
     if condition not in CONDITIONS:
         raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
+    if (count is None) != (context is None):
+        raise ValueError("give both count and context to fit prompts, or neither")
     style, with_method = CONDITIONS[condition]
-    cache: dict[str, tuple[list[dict[str, Any]], str]] = {}
-    prompts = []
+    options = shortening_order(N_SHOTS if style else 0, with_method)
+    units: dict[str, tuple[list[dict[str, Any]], dict[str, str], int | None]] = {}
+    fitted = []
     for record in records:
-        if record["unit"] not in cache:
-            drawn = shot_records(UNITS[record["unit"]])
-            cache[record["unit"]] = (drawn[:N_SHOTS], explanation(UNITS[record["unit"]], drawn[N_SHOTS]))
-        shots, method = cache[record["unit"]]
-        prompts.append(icl_prompt(record, shots, style, method if with_method else None))
-    return prompts
+        if record["unit"] not in units:
+            unit = UNITS[record["unit"]]
+            drawn = shot_records(unit)
+            methods = {"worked": explanation(unit, drawn[N_SHOTS]), "plain": explanation(unit, None)}
+            units[record["unit"]] = (drawn, methods, None if count is None else answer_room(drawn, count))
+        drawn, methods, room = units[record["unit"]]
+        for kept, level in options:
+            shots = drawn[N_SHOTS - kept : N_SHOTS]  # dropped from the first on
+            text = icl_prompt(record, shots, style if kept else None, methods.get(level))
+            tokens = None if count is None else count(text)
+            if tokens is None or context is None or room is None or tokens + room <= context:
+                break
+        fitted.append({"prompt": text, "prompt_tokens": tokens, "room": room, "shots": kept,
+                       "explanation": level, "shortened": (kept, level) != options[0]})  # fmt: skip
+    return fitted
+
+
+def shortening_order(shots: int, with_method: bool) -> list[tuple[int, str]]:
+    """(shots kept, explanation: "worked", "plain" or "none") from the full prompt to the barest:
+    shots dropped first, then the explanation's worked example, then the explanation."""
+    first = "worked" if with_method else "none"
+    return [(n, first) for n in range(shots, -1, -1)] + ([(0, "plain"), (0, "none")] if with_method else [])
+
+
+def training_context(model: str | os.PathLike) -> int:
+    """The sequence length a model folder was trained on: `seq_len` of its `littlekit train` config
+    (trainer_state.json, or train_config.json beside the folder or above it), else config.json's
+    max_position_embeddings (the most its position encoding was set up for)."""
+    folder = Path(model)
+    state = folder / "trainer_state.json"
+    if state.is_file():
+        config = json.loads(state.read_text(encoding="utf-8")).get("config")
+        if isinstance(config, dict) and isinstance(config.get("seq_len"), int):
+            return config["seq_len"]
+    for where in (folder, folder.parent):
+        train_config = where / "train_config.json"
+        if train_config.is_file():
+            return int(json.loads(train_config.read_text(encoding="utf-8"))["seq_len"])
+    config_file = folder / "config.json"
+    if config_file.is_file():
+        positions = json.loads(config_file.read_text(encoding="utf-8")).get("max_position_embeddings")
+        if isinstance(positions, int):
+            return positions
+    raise FileNotFoundError(f"{folder}: no training config or config.json says its sequence length")
+
+
+def prompt_training_set(units: Sequence[Any]) -> Any:
+    """Every shot and explanation example of `units` (an `evals.curriculum.TrainingSet`): a test
+    problem equal to one would have its answer in its own prompt."""
+    return _problems_set([record for unit in units for record in shot_records(unit)])
+
+
+def sft_training_set(seed: int, per_unit: int = 40) -> Any:
+    """Every curriculum problem chapter 16's SFT rows are drawn from, for either model, in both
+    registers (`posttraining.sft_jobs` at run seed `seed` with its default settings): a superset
+    of the rows, so the test problems drawn apart from it are apart from the SFT rows."""
+    from littlekit.experiments import posttraining as pt
+
+    config = pt.PostTrainingConfig(seed=seed)
+    return _problems_set(
+        pt.curriculum_records("all", per_unit, config.seed + pt.SFT_SEED_OFFSET, config.sft_registers)
+    )
+
+
+def _problems_set(records: Sequence[dict[str, Any]]) -> Any:
+    """Curriculum records as an `evals.curriculum.TrainingSet`: their statements and seeds."""
+    from littlekit.evals.curriculum import TrainingSet
+
+    seeds = TrainingSet(seeds=frozenset(record["seed"] for record in records))
+    return TrainingSet.of_texts(record["statement"] for record in records) | seeds
 
 
 @dataclass(frozen=True)
@@ -131,11 +241,13 @@ class IclJob:
     path: str
     records: tuple[dict[str, Any], ...]
     conditions: tuple[str, ...] = tuple(CONDITIONS)
+    context: int | None = None  # the trained sequence length prompts are fitted to (None: in full)
 
 
 def run_icl(job: IclJob) -> pd.DataFrame:
     """`evals.curriculum.evaluate` rows per condition (greedy), with `model`, `condition`, the
-    prompt's length in tokens and the completion's in characters."""
+    prompt's length in tokens, what fitting it to `job.context` kept (`fitted_prompts`: room,
+    shots, explanation, shortened) and the completion's length in characters."""
     from littlekit.evals.curriculum import evaluate, model_completer
     from littlekit.evals.models import load_causal_lm
     from littlekit.experiments.posttraining import quiet_trainers
@@ -144,10 +256,16 @@ def run_icl(job: IclJob) -> pd.DataFrame:
     model, tokenizer = load_causal_lm(job.path)
     complete = model_completer(model, tokenizer, "scratchpad")
     parts = []
+
+    def count(text: str) -> int:
+        return len(tokenizer(text)["input_ids"])
+
     for condition in job.conditions:
-        prompts = condition_prompts(job.records, condition)
-        rows = evaluate(job.records, complete, prompts=prompts)
-        rows["prompt_tokens"] = [len(tokenizer(p)["input_ids"]) for p in prompts]
+        fitted = fitted_prompts(job.records, condition, count if job.context else None, job.context)
+        rows = evaluate(job.records, complete, prompts=[f["prompt"] for f in fitted])
+        rows["prompt_tokens"] = [count(f["prompt"]) for f in fitted]
+        for column in ("room", "shots", "explanation", "shortened"):
+            rows[column] = [f[column] for f in fitted]
         rows["output_chars"] = [len(c[0]) for c in rows["completions"]]
         parts.append(rows.assign(model=job.label, condition=condition))
     return pd.concat(parts, ignore_index=True)
