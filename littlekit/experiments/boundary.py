@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -369,6 +369,31 @@ def run_jobs(jobs: Sequence[PrimeJob | ExpertJob | EvolveJob], processes: int = 
     from littlekit.processes import side_by_side
 
     return side_by_side(run_job, list(jobs), processes)
+
+
+def student_training_set(
+    students: Mapping[str, str],
+    questions: Sequence[dict[str, Any]],
+    teacher: Teacher = curriculum_teacher,
+    rollouts: int = len(TEACHER_REGISTERS),
+) -> tuple[Any, list[str]]:
+    """(an `evals.curriculum.TrainingSet`, labels whose pretraining text is unknown): everything a
+    student of this chapter trains on, which its held-out problems are drawn apart from. Each
+    student's pretraining text (what its model folder declares, `evals.curriculum.
+    model_training_sets`) and every pool and priming question, as the statements of its first
+    `rollouts` teacher trajectories (one per register: Stage 1 and every round fine-tune on them)
+    and its problem seed."""
+    from littlekit.evals.curriculum import TrainingSet, model_training_sets
+
+    statements = [teacher(record, k)["statement"] for record in questions for k in range(rollouts)]
+    union = TrainingSet.of_texts(statements) | TrainingSet(seeds=frozenset(r["seed"] for r in questions))
+    unknown = []
+    for label, part in model_training_sets(dict(students)).items():
+        if part is None:
+            unknown.append(label)
+        else:
+            union = union | part
+    return union, unknown
 
 
 def priming_set(
