@@ -76,6 +76,8 @@ NOTEBOOKS = [
             "eval_every": 2,
             "max_val_tokens": 2000,
             "max_per_band": 5,
+            "seed_count": 2,
+            "seed_steps": 2,
         },
     ),
     (  # scores chapter 9's checkpoints of the same run; the CoMTA section runs on the test fixture
@@ -99,6 +101,7 @@ NOTEBOOKS = [
             "n_samples": 2,
             "max_new_tokens": 6,
             "curriculum_per_unit": 1,
+            "seed_per_unit": 1,
         },
     ),
     (  # retrains chapter 9's recipe of the same run at two sizes for a few steps
