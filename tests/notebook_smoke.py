@@ -85,6 +85,7 @@ NOTEBOOKS = [
         {
             "run_name": TRAIN_SMOKE_RUN,
             "per_bin": 2,
+            "seed_per_bin": 2,
             "n_boot": 20,
             "comta_path": "../tests/fixtures/comta/CoMTA_fixture.json",
         },
