@@ -97,3 +97,11 @@ def test_a_claim_is_reproduced_only_when_every_part_holds():
         ("K-5", "raises", "does not change"), ("grade 8", "does not change", "inconclusive")
     ])
     assert broken[-1] == "NOT reproduced: K-5 does not hold"
+
+
+def test_a_floor_is_read_from_the_counts_the_row_has():
+    # a row of a joined table: this comparison's counts are 0 and 0, another's columns are empty
+    row = {"low": 0.0, "high": 0.0, "correct base": 0, "correct sft": 0, "correct grpo": float("nan"),
+           "accuracy base": 0.0, "accuracy sft": 0.0, "accuracy grpo": float("nan")}
+    control = {"low": 0.05, "high": 0.2}
+    assert change_verdict(row, control) == "untestable at this scale"

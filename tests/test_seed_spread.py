@@ -68,3 +68,4 @@ def test_seed_checkpoints_lists_complete_pairs_in_seed_order(tmp_path):
     assert list(found) == [0, 2, 10]
     assert found[2]["UNFILTERED"].endswith("seed2/unfiltered/best")
     assert seed_checkpoints(tmp_path / "elsewhere") == {}
+

@@ -95,10 +95,12 @@ def change_verdict(row: pd.Series | dict, control: pd.Series | dict | None = Non
 
 def _at_floor(row: pd.Series | dict) -> bool:
     """Nothing right under either condition (by the correct counts, else the accuracies)."""
-    correct = [key for key in row.keys() if str(key).startswith("correct ")]
+    # a row of a table that joins several comparisons holds the other comparisons' columns empty:
+    # only the counts this row has decide
+    correct = [key for key in row.keys() if str(key).startswith("correct ") and pd.notna(row[key])]
     if correct:
         return all(row[key] == 0 for key in correct)
-    return all(row[key] == 0 for key in row.keys() if str(key).startswith("accuracy "))
+    return all(row[key] == 0 for key in row.keys() if str(key).startswith("accuracy ") and pd.notna(row[key]))
 
 
 def claim_verdict(parts: Sequence[tuple[str, str, str]]) -> list[str]:
