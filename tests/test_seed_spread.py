@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from littlekit.evals.models import seed_checkpoints
+from littlekit.evals.models import seed_checkpoints, seed_study, write_seed_manifest
 from littlekit.experiments.compare import interval_direction, seed_direction
 from littlekit.stats import seed_interval
 
@@ -55,17 +55,22 @@ def test_interval_direction():
     assert interval_direction(-0.1, 0.2) == "inconclusive"
 
 
-def test_seed_checkpoints_lists_complete_pairs_in_seed_order(tmp_path):
+def test_seed_checkpoints_lists_the_manifest_s_complete_pairs_in_seed_order(tmp_path):
     seeds = tmp_path / "training" / "seeds"
-    for seed in (2, 0, 10):
+    for seed in (2, 0, 10, 7):
         for name in ("littlelearner", "unfiltered"):
             best = seeds / f"seed{seed}" / name / "best"
             best.mkdir(parents=True)
             (best / "config.json").write_text(json.dumps({}))
     (seeds / "seed1" / "littlelearner" / "best").mkdir(parents=True)  # half a pair: not listed
     (seeds / "seed1" / "littlelearner" / "best" / "config.json").write_text("{}")
+    assert seed_checkpoints(tmp_path) == {}  # no manifest: no seed study
+    write_seed_manifest(tmp_path, [10, 2, 0, 1], steps=200, main_steps=560)
     found = seed_checkpoints(tmp_path)
-    assert list(found) == [0, 2, 10]
+    assert list(found) == [0, 2, 10]  # seed 7 is left from another study, seed 1 is half a pair
     assert found[2]["UNFILTERED"].endswith("seed2/unfiltered/best")
+    assert seed_study(tmp_path) == {"seeds": [10, 2, 0, 1], "steps": 200, "main_steps": 560}
     assert seed_checkpoints(tmp_path / "elsewhere") == {}
-
+    (seeds / "manifest.json").write_text("{not json")
+    with pytest.raises(ValueError, match="manifest.json"):
+        seed_checkpoints(tmp_path)

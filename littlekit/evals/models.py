@@ -8,6 +8,7 @@ model is a label mapped to a local directory or a Hub id (the released LittleLea
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,18 +43,43 @@ def nano_checkpoints(run: str | os.PathLike) -> dict[str, str]:
     return found
 
 
+SEED_MANIFEST = "manifest.json"  # in the run product `seed_replicas`: the seed study chapter 9 ran last
+
+
+def write_seed_manifest(run: str | os.PathLike, seeds: list[int], steps: int, main_steps: int) -> Path:
+    """Record which seeds the seed study trained, and for how many steps (against the main pair's),
+    so readers of `seed_replicas` take those runs and no others left in the folder."""
+    path = runs.path(run, "seed_replicas") / SEED_MANIFEST
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"seeds": [int(s) for s in seeds], "steps": int(steps), "main_steps": int(main_steps)}
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def seed_study(run: str | os.PathLike) -> dict[str, Any]:
+    """The seed study's manifest ({"seeds", "steps", "main_steps"}), or {} when none was written."""
+    path = runs.path(run, "seed_replicas") / SEED_MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not a seed-study manifest ({error})") from error
+
+
 def seed_checkpoints(run: str | os.PathLike) -> dict[int, dict[str, str]]:
     """{seed: {label: checkpoint directory}} of the nano pair retrained with other training seeds
     (the run product `seed_replicas`: `seed<N>/<name>/best`), for the spread a verdict has over
-    retraining. Only seeds with both models are listed; none gives {}."""
+    retraining. Only the seeds the manifest names (`write_seed_manifest`) and that hold both models
+    are listed, so runs left from an earlier study never enter a verdict; none gives {}."""
     folder = runs.path(run, "seed_replicas")
+    named = seed_study(run).get("seeds", [])
     found: dict[int, dict[str, str]] = {}
-    for seed_dir in sorted(folder.glob("seed*"), key=lambda p: p.name):
-        number = seed_dir.name.removeprefix("seed")
-        pair = {label: str(seed_dir / name / "best") for name, label in NANO_MODELS.items()}
-        if number.lstrip("-").isdigit() and all((Path(p) / "config.json").is_file() for p in pair.values()):
-            found[int(number)] = pair
-    return dict(sorted(found.items()))
+    for seed in sorted(named):
+        pair = {label: str(folder / f"seed{seed}" / name / "best") for name, label in NANO_MODELS.items()}
+        if all((Path(p) / "config.json").is_file() for p in pair.values()):
+            found[int(seed)] = pair
+    return found
 
 
 def resolve_models(run: str | os.PathLike, models: Mapping[str, str] | None = None) -> dict[str, str]:
