@@ -230,7 +230,7 @@ def test_the_targets_are_flagged_per_corpus():
     assert list(table["k5_holds"]) == [True, False, False, None]
     assert list(table["beyond_holds"]) == [True, False, None, True]
     assert not check.holds and len(check.failures) == 3
-    assert "b: keeps 30.0% of its K-5 labels (< 35%)" in check.verdict()
+    assert "b: keeps 30.0% of its K-5 labels (< 40%)" in check.verdict()
     assert "b: keeps 4.0% of its Beyond-K-5 labels (> 3%)" in check.verdict()
     assert "c: keeps 0.0% of its K-5 labels" in check.verdict() and "a:" not in check.verdict()
     # the targets are parameters

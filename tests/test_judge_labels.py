@@ -16,6 +16,7 @@ from littlekit.databuild.judge_labels import WEB_CORPORA, build_judge_labels, is
 from littlekit.fit.labels import (
     JUDGE_PREFIX,
     LABEL_COLUMNS,
+    REWRITE_PREFIX,
     SOURCE_PREFIX,
     build_labels,
     judge_group,
@@ -199,8 +200,11 @@ def test_fit_labels_takes_the_label_set_from_the_command_line(tmp_path, capsys):
     assert main(["fit", "labels", "--out", str(out)]) == 2  # a finished step is refused
     assert main(["fit", "labels", "--out", str(out), "--force"]) == 0
     labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
-    assert labels["source"].str.startswith(JUDGE_PREFIX).mean() > 0.7  # the rest: graded items, CCT-PD train
-    assert "from judge" in capsys.readouterr().out
+    from_judge = labels["source"].str.startswith(JUDGE_PREFIX)
+    rewrites = labels["source"].str.startswith(REWRITE_PREFIX)
+    assert from_judge[~rewrites].mean() > 0.7  # the rest: graded items, CCT-PD train
+    assert rewrites.sum() > 1000 and set(labels.loc[rewrites, "band"]) == {"K5"}  # the default adds them
+    assert "from judge,rewrites" in capsys.readouterr().out
 
 
 def test_a_sample_per_band_caps_every_band_and_keeps_every_source(judge_labels):

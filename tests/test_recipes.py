@@ -66,9 +66,10 @@ def test_trained_max_length_reads_the_training_history(tmp_path):
 
 def test_missing_labels_are_the_judges_by_default(tmp_path):
     labels, note = run_labels(tmp_path)
-    assert "build_labels('judge'" in note
+    assert "build_labels('judge,rewrites'" in note
     judged = labels["source"].str.startswith("llm-judge:")
-    assert judged.mean() > 0.7  # the rest: graded ARC, MathCAMPS and CommonCoreText-PD train passages
-    assert set(labels.loc[~judged, "source"]) == {
+    rewrites = labels["source"].str.startswith("llm-rewrite:")
+    assert judged[~rewrites].mean() > 0.7  # the rest: graded ARC, MathCAMPS and CommonCoreText-PD train
+    assert set(labels.loc[~judged & ~rewrites, "source"]) == {
         "source-label:arc", "source-label:mathcamps", "source-label:commoncoretext"
     }

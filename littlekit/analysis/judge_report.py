@@ -33,6 +33,8 @@ QUALITY_MEASURES: dict[str, str] = {
 
 def short_source(source: str) -> str:
     """A label source without its kind prefix: `llm-judge:web` -> `web`, `source-label:arc` -> `arc`."""
+    if source.startswith("llm-rewrite:"):  # a K-5 rewrite of a judged passage: name it apart from the judge's
+        return "rewrites:" + source.removeprefix("llm-rewrite:")
     for prefix in LABEL_PREFIXES:
         if source.startswith(prefix):
             return source[len(prefix):]

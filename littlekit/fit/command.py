@@ -39,6 +39,7 @@ from littlekit.filter.cascade import Cascade
 from littlekit.filter.filter_config import config_path, read_operating_point
 from littlekit.filter.word_table import DEFAULT_MIN_DOCUMENTS, MIN_BEYOND_SCORE, blocklist, load_word_scores
 from littlekit.fit.labels import DEFAULT_LABELS, DEFAULT_MAX_PER_BAND, load_labels
+from littlekit.fit.points import DEFAULT_POINT, POINTS, point_rule
 from littlekit.fit.recipe_encoder import (
     OPERATING_RULES,
     EncoderRecipe,
@@ -383,16 +384,23 @@ def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         help="torch CPU threads, and fastText's out-of-fold models trained at once (default 1)",
     )
     parser.add_argument(
-        "--beyond-keep-target", type=fraction, default=FastTextRecipe.beyond_keep_target
+        "--point",
+        choices=tuple(POINTS),
+        default=DEFAULT_POINT,
+        help="the operating point's rule: paper (the default: at most 2.5%% of Beyond-K-5 labels kept out "
+        "of fold, stage 1 at 12) or precision (Beyond-K-5 at most 2%% with 95%% confidence in every kind of "
+        "text, at least 90%% judge-K5 among the web labels kept); the three options below override it",
     )
+    parser.add_argument("--beyond-keep-target", type=fraction, default=None, help="default: the point's")
     parser.add_argument(
-        "--operating-rule", choices=OPERATING_RULES, default=EncoderRecipe.operating_rule
+        "--operating-rule", choices=OPERATING_RULES, default=None, help="default: the point's"
     )
     parser.add_argument(
         "--min-web-precision",
         type=_optional_fraction,
-        default=EncoderRecipe.min_web_precision,
-        help="of the web labels kept out of fold, at least this share K-5 ('none': no such condition)",
+        default=argparse.SUPPRESS,
+        help="of the web labels kept out of fold, at least this share K-5 ('none': no such condition; "
+        "default: the point's)",
     )
     parser.add_argument("--encoder-base", default=EncoderRecipe.encoder_base)
     parser.add_argument(
@@ -405,6 +413,19 @@ def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         "with each label corpus held out of both classifiers (faster; keeps more K-5 text)",
     )
     return parser
+
+
+def point_settings(args: argparse.Namespace) -> tuple[dict, dict]:
+    """The recipes' point fields: `--point`'s rule, with any of the three options given instead."""
+    rule = point_rule(args.point)
+    fasttext, encoder = rule.fasttext_settings(), rule.encoder_settings()
+    if args.beyond_keep_target is not None:
+        fasttext["beyond_keep_target"] = args.beyond_keep_target
+    if args.operating_rule is not None:
+        encoder["operating_rule"] = args.operating_rule
+    if hasattr(args, "min_web_precision"):  # given, possibly 'none'
+        fasttext["min_web_precision"] = encoder["min_web_precision"] = args.min_web_precision
+    return fasttext, encoder
 
 
 def _optional_fraction(text: str) -> float | None:
@@ -422,6 +443,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file; it must be the artifacts folder", "littlekit fit")
     out.mkdir(parents=True, exist_ok=True)
+    fasttext_point, encoder_point = point_settings(args)
     fit = Fit(
         data_root=config.data_root(args.data),
         artifacts=out,
@@ -432,18 +454,12 @@ def run_fit_command(args: argparse.Namespace) -> int:
         pool_sample_size=args.pool_sample_size,
         max_per_band=args.max_per_band,
         threads=args.threads,
-        fasttext=FastTextRecipe(
-            seed=args.seed,
-            processes=args.threads,
-            beyond_keep_target=args.beyond_keep_target,
-            min_web_precision=args.min_web_precision,
-        ),
+        fasttext=FastTextRecipe(seed=args.seed, processes=args.threads, **fasttext_point),
         encoder=EncoderRecipe(
             seed=args.seed,
-            operating_rule=args.operating_rule,
             encoder_base=args.encoder_base,
             train_sample_size=args.train_sample_size,
-            min_web_precision=args.min_web_precision,
+            **encoder_point,
         ),
         hold_out_corpora=not args.no_corpus_holdout,
     )

@@ -46,6 +46,10 @@ def tuning_sources(tune_on: str, labels: pd.DataFrame) -> tuple[str, ...] | None
         if not judged:
             raise ValueError("tune_on='judge' but the labels hold no LLM-judge labels")
         return tuple(sorted(judged | (sources & set(TUNED_WITH_JUDGE))))
+    if TUNING_SOURCES[tune_on] is None:  # "all": every source a rate may be measured on
+        from littlekit.fit.labels import REWRITE_PREFIX
+
+        return tuple(sorted(s for s in sources if not str(s).startswith(REWRITE_PREFIX)))
     return TUNING_SOURCES[tune_on]
 
 

@@ -83,8 +83,11 @@ SOURCE_PREFIX = "source-label:"
 JUDGE_PREFIX = "llm-judge:"
 LABEL_COLUMNS = ("id", "text_sha256", "band", "votes", "judge", "source", "text", "corpus", "group")
 JUDGE_LABELS_FILE = "judge_labels/labels.jsonl.gz"
-LABEL_SETS = ("judge", "source")
-DEFAULT_LABELS = "judge"
+LABEL_SETS = ("judge", "rewrites", "source")
+DEFAULT_LABELS = "judge,rewrites"
+# K-5 rewrites of judge-labelled web passages (`build_rewrite_labels`): written text, so they train
+# the classifiers and are never a label a rate, a point or a held-out figure is measured on
+REWRITE_PREFIX = "llm-rewrite:"
 # The judge's corpora by the group a label's source names (the kind of text the every-kind rule
 # and leave-one-corpus-out checks treat as one): crawl text is one kind whichever crawl it came
 # from; Simple English Wikipedia (edited, simplified encyclopedia text) another; each children's
@@ -167,6 +170,8 @@ def build_labels(
     for part in parts:
         if part == "judge":
             frames.append(build_judge_labels(root, seed=seed))
+        elif part == "rewrites":
+            frames.append(build_rewrite_labels(root))
         elif part == "source":
             frames.append(build_default_labels(root, seed=seed, max_per_band=max_per_band))
         else:
@@ -218,6 +223,36 @@ def build_judge_labels(
     frame = frame.drop_duplicates("text_sha256").reset_index(drop=True)
     frame = _drop_validation_overlap(frame, validation_texts(root))
     return _label_frame(frame.sort_values(["band", "id"], key=_band_then_id).reset_index(drop=True))
+
+
+def build_rewrite_labels(root: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The K-5 rewrites of `k5_rewrites/` as K5 labels, each in its original's fold unit.
+
+    An LLM writer rewrote real web passages the judge labelled K8 or K12 for grade 3-5 readers; the
+    original stays in the judge's labels with its band, so a pair holds the topic fixed and varies
+    the reading level. A rewrite's `group` is its original's (`_judge_unit` on the original's id and
+    url), so source-grouped folds keep the pair on one side; its source is `llm-rewrite:<group>`
+    and its corpus its original's, so leaving a corpus out leaves its rewrites out too. Rewrites are
+    training labels only (`training_only`): no rate is measured on them. Anything sharing text with
+    a validation passage is left out. Returns LABEL_COLUMNS.
+    """
+    rewrites = corpora.load_k5_rewrites(root)
+    records = [
+        {
+            **make_label(row.id, row.text, "K5", REWRITE_PREFIX + judge_group(str(row.corpus))),
+            "text": row.text,
+            "corpus": str(row.corpus),
+            "group": _judge_unit({"id": row.source_id, "url": row.url}, str(row.corpus)),
+        }
+        for row in rewrites.itertuples(index=False)
+    ]
+    frame = pd.DataFrame(records, columns=list(LABEL_COLUMNS))
+    return _label_frame(_drop_validation_overlap(frame, validation_texts(root)).reset_index(drop=True))
+
+
+def training_only(sources: pd.Series) -> pd.Series:
+    """Whether each label source trains the classifiers only (the rewrites), never measured on."""
+    return sources.astype(str).str.startswith(REWRITE_PREFIX)
 
 
 def judge_group(corpus: str) -> str:
@@ -348,12 +383,13 @@ def split_labels(
     """A seeded (train, held-out) split, stratified by band.
 
     Passages of one book or author can fall on both sides, so held-out figures are optimistic;
-    CommonCoreText-PD validation sources are the honest test.
+    CommonCoreText-PD validation sources are the honest test. Training-only labels (the rewrites)
+    are always in train and leave the draw of the others as it was without them.
     """
     if not 0 < holdout_fraction < 1:
         raise ValueError(f"holdout_fraction must be between 0 and 1, got {holdout_fraction}")
     held: list[str] = []
-    for band, group in labels.groupby("band", sort=True):
+    for band, group in labels[~training_only(labels["source"])].groupby("band", sort=True):
         ids = sorted(group["id"])
         n = round(len(ids) * holdout_fraction)
         held.extend(random.Random(f"{seed}:holdout:{band}").sample(ids, n))

@@ -39,11 +39,11 @@ from littlekit.fit.labels import (
 )
 from littlekit.fit.operating_point import (
     AOA_GRID,
-    DEFAULT_MIN_PRECISION,
     JointTuning,
     choose_joint,
     tune_joint,
 )
+from littlekit.fit.points import DEFAULT_POINT, POINTS
 from littlekit.fit.recipe_fasttext import FastTextRecipe
 from littlekit.fit.recipe_labels import HOLDOUT_FRACTION
 
@@ -65,9 +65,10 @@ class EncoderRecipe:
     dev_size: int = 200  # dev labels (best epoch) drawn from the rest of the training part
     holdout_fraction: float = HOLDOUT_FRACTION
     vocab_size: int = 8000  # WordPiece vocabulary of the tiny ModernBERT
-    operating_rule: str = "every-kind"  # which point filter_config.json gets: "pooled" or "every-kind"
-    # of the web labels (WEB_SOURCES) stages 1-3 keep out of fold, at least this share K-5
-    min_web_precision: float | None = DEFAULT_MIN_PRECISION
+    # which point filter_config.json gets, "pooled" or "every-kind", and of the web labels (WEB_SOURCES)
+    # stages 1-3 keep out of fold, at least this share K-5: the point's (`littlekit.fit.points`)
+    operating_rule: str = POINTS[DEFAULT_POINT].operating_rule
+    min_web_precision: float | None = POINTS[DEFAULT_POINT].min_web_precision
     seed: int = 0
 
     def __post_init__(self) -> None:

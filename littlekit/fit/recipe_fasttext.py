@@ -20,12 +20,12 @@ from littlekit.fit.labels import (
     split_labels,
 )
 from littlekit.fit.operating_point import (
-    DEFAULT_MIN_PRECISION,
     Tuning,
     label_groups,
     tune_fasttext,
     tuning_sources,
 )
+from littlekit.fit.points import DEFAULT_POINT, POINTS
 from littlekit.fit.recipe_labels import HOLDOUT_FRACTION, run_labels
 
 
@@ -39,11 +39,13 @@ class FastTextRecipe:
     dim: int = DEFAULT_HYPER["dim"]
     min_count: int = DEFAULT_HYPER["minCount"]
     holdout_fraction: float = HOLDOUT_FRACTION
-    beyond_keep_target: float = 0.02  # out-of-fold Beyond-K-5 keep rate allowed
-    target_confidence: float | None = 0.95  # meet it at this Wilson confidence (None: point estimate)
+    # the point's rule (`littlekit.fit.points`; defaults: the paper's error rates, `POINTS["paper"]`):
+    # the out-of-fold Beyond-K-5 keep rate allowed, met at a Wilson confidence (None: point estimate)
+    beyond_keep_target: float = POINTS[DEFAULT_POINT].beyond_keep_target
+    target_confidence: float | None = POINTS[DEFAULT_POINT].target_confidence
     tune_on: str = "auto"  # labels whose rates set the point: one of operating_point.TUNING_CHOICES
     # of the web labels (WEB_SOURCES) kept out of fold, at least this share K-5 (None: no such rule)
-    min_web_precision: float | None = DEFAULT_MIN_PRECISION
+    min_web_precision: float | None = POINTS[DEFAULT_POINT].min_web_precision
     tuning_folds: int = 5
     seed: int = 0
     processes: int = 1  # out-of-fold models trained at once, one process each (the scores are the same)
