@@ -18,6 +18,7 @@ from littlekit.databuild.copies import build_gsm8k, build_mathcamps, build_onest
 from littlekit.databuild.demo import build_demo
 from littlekit.databuild.informational import build_graded_informational
 from littlekit.databuild.judge_labels import build_judge_labels
+from littlekit.databuild.k5_rewrites import build_k5_rewrites
 from littlekit.databuild.passages import build_commoncoretext
 from littlekit.databuild.standards import build_standards
 from littlekit.io import sha256_file
@@ -47,6 +48,7 @@ def build_all(source: Path, out: Path) -> None:
         ("demo_corpus", lambda: build_demo(source, out, log, clear)),
         ("graded_informational", lambda: build_graded_informational(source, out, log)),
         ("judge_labels", lambda: build_judge_labels(source, out, log)),
+        ("k5_rewrites", lambda: build_k5_rewrites(source, out, log)),
         ("gsm8k", lambda: build_gsm8k(source, out, log)),
         ("mathcamps", lambda: build_mathcamps(source, out, log)),
         ("onestopenglish", lambda: build_onestop(source, out, log)),
@@ -130,6 +132,9 @@ were derived. Load them with `littlekit.databuild.corpora`.
 - `judge_labels/`: passages of web text, Simple English Wikipedia, children's books and the
   informational books labelled K5 / K8 / K12 / OOS one by one by an LLM judge (the filter's default
   training labels; licence per record, non-commercial records left out).
+- `k5_rewrites/`: K-5 versions, written by an LLM, of web passages the judge labelled K8 or K12, each
+  paired with its original in `judge_labels/` by `source_id` (training labels only, never validation
+  or pretraining text; the original's licence per record).
 - `demo_corpus/`: mixed web and graded documents for the filter demos (licence per source).
 - `clear/`: the CLEAR corpus excerpts with readability scores (CC BY-NC-SA 4.0).
 - `onestopenglish/`: OneStopEnglish texts at three levels (CC BY-SA 4.0).

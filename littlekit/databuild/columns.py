@@ -43,3 +43,7 @@ INFORMATIONAL_SPLITS = ("train", "validation", "boundary")
 ARC_COLUMNS = ("id", "text", "grade", "band", "split", "arc_set", "arc_split", "exam", "year", "n_words")
 JUDGE_LABEL_COLUMNS = ("id", "text", "text_sha256", "band", "votes", "judge", "source", "corpus", "licence")
 JUDGE_PROVENANCE_COLUMNS = ("origin", "url", "book", "level", "genre", "genre_basis")
+K5_REWRITE_COLUMNS = (
+    "id", "text", "text_sha256", "band", "source", "form", "source_id", "source_band", "corpus", "licence",
+)
+K5_REWRITE_PROVENANCE_COLUMNS = ("origin", "url")

@@ -35,6 +35,8 @@ from littlekit.databuild.columns import (  # noqa: F401  (re-exported: each load
     INFORMATIONAL_SPLITS,
     JUDGE_LABEL_COLUMNS,
     JUDGE_PROVENANCE_COLUMNS,
+    K5_REWRITE_COLUMNS,
+    K5_REWRITE_PROVENANCE_COLUMNS,
     MATHCAMPS_COLUMNS,
     ONESTOP_COLUMNS,
     PASSAGE_COLUMNS,
@@ -47,6 +49,7 @@ AOA_TABLES = {"lemma": "aoa/aoa_lemma.csv", "kuperman": "aoa/kuperman_aoa.csv"}
 JUDGE_LABELS_FILE = "judge_labels/labels.jsonl.gz"
 JUDGE_QUALITY_FILE = "judge_labels/quality.json"
 JUDGE_RUBRIC_FILE = "judge_labels/RUBRIC.md"
+K5_REWRITES_FILE = "k5_rewrites/rewrites.jsonl.gz"
 _BUILD_HINT = "a checkout builds data/ with `littlekit data build --from ../shared/data --out data`"
 
 
@@ -222,6 +225,21 @@ def load_judge_quality(root: Root = None) -> dict:
 def load_judge_rubric(root: Root = None) -> str:
     """The instructions the judge labelled every passage with (`judge_labels/RUBRIC.md`)."""
     return _path(JUDGE_RUBRIC_FILE, root).read_text(encoding="utf-8")
+
+
+def load_k5_rewrites(root: Root = None) -> pd.DataFrame:
+    """K-5 rewrites of web passages (`k5_rewrites/rewrites.jsonl.gz`), one row a record, all `band` K5.
+
+    Columns: `id, text, text_sha256, band, source, form, source_id, source_band, corpus, licence` and
+    the provenance fields `origin` (repository@commit:path of the original) and `url` (None where a
+    record lacks one). `source_id` is the original's `id` in `load_judge_labels`, `source_band` its
+    judge band. Training labels only: keep a rewrite in its original's fold (group by `source_id`),
+    never use one for validation or as pretraining text.
+    """
+    frame = _read_jsonl(_path(K5_REWRITES_FILE, root), K5_REWRITE_COLUMNS)
+    extra = [c for c in K5_REWRITE_PROVENANCE_COLUMNS if c not in frame]
+    frame = frame.reindex(columns=[*frame.columns, *extra])
+    return frame.astype({c: object for c in K5_REWRITE_PROVENANCE_COLUMNS}).where(frame.notna(), None)
 
 
 # --- WeeBit (user-supplied, never shipped) -------------------------------------------------------
