@@ -240,7 +240,7 @@ def test_the_targets_are_flagged_per_corpus():
     strict = gen.corpus_check(scores, {"fasttext_min_k5_prob": 0.95}, stages=("aoa", "fasttext"))
     assert strict.table["k5_kept"].sum() == 0 and strict.table["beyond_kept"].sum() == 0
     shown = gen.check_display(check)
-    assert list(shown["K-5 >= 35%"]) == ["yes", "NO", "NO", "—"]
+    assert list(shown["K-5 >= 40%"]) == ["yes", "NO", "NO", "—"]
     assert shown.loc["a", "Beyond kept [95% Wilson]"].startswith("3.0% [")
     with pytest.raises(KeyError, match="no encoder columns"):
         gen.corpus_check(scores, None, stages=("aoa", "fasttext", "encoder"))
