@@ -137,7 +137,8 @@ def test_label_set_takes_named_sets_and_existing_files(tmp_path):
     with pytest.raises(p.ParameterError, match=r"labels_set: 'nothing\.jsonl' is neither a label set"):
         p.check_label_set("labels_set", "judge,nothing.jsonl")
     for bad in ["", " , ", None, ["judge"]]:
-        with pytest.raises(p.ParameterError, match="parameter labels_set must be 'judge' or 'source'"):
+        must = "parameter labels_set must be 'judge' or 'rewrites' or 'source'"
+        with pytest.raises(p.ParameterError, match=must):
             p.check_label_set("labels_set", bad)
 
 
