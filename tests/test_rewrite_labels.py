@@ -84,7 +84,7 @@ def test_the_default_point_is_the_papers_error_rates():
     paper = point_rule(DEFAULT_POINT)
     assert DEFAULT_POINT == "paper" and paper.beyond_keep_target == 0.025
     assert paper.target_confidence is None and paper.min_web_precision is None
-    assert paper.operating_rule == "pooled"
+    assert paper.operating_rule == "pooled" and paper.tune_on == "graded"
     fasttext, encoder = recipes.FastTextRecipe(), recipes.EncoderRecipe()
     assert fasttext.beyond_keep_target == 0.025
     assert fasttext.target_confidence is None and fasttext.min_web_precision is None
@@ -103,7 +103,9 @@ def test_the_fit_command_takes_a_point_and_explicit_options_over_it():
     paper = POINTS["paper"]
     assert point_settings(parse_fit()) == (paper.fasttext_settings(), paper.encoder_settings())
     fasttext, encoder = point_settings(parse_fit("--point", "precision"))
-    assert fasttext == {"beyond_keep_target": 0.02, "target_confidence": 0.95, "min_web_precision": 0.9}
+    assert fasttext == {
+        "beyond_keep_target": 0.02, "target_confidence": 0.95, "min_web_precision": 0.9, "tune_on": "auto"
+    }
     assert encoder == {"operating_rule": "every-kind", "min_web_precision": 0.9}
     fasttext, encoder = point_settings(
         parse_fit("--point", "precision", "--min-web-precision", "none", "--beyond-keep-target", "0.01")

@@ -524,3 +524,87 @@ def retention_after_stages(
     table = retention_table(exits, stages, by=group, confidence=confidence)
     table = table.rename(columns={"stage": "after", "retained": "kept"}).replace({"after": {RAW: INPUT}})
     return table.set_index(["after", group])[["n", "kept", "share", "ci_low", "ci_high"]]
+
+
+# --- the trade-off between K-5 text kept and Beyond-K-5 text let in --------------------------------
+
+
+def kept_shares(outcomes: pd.DataFrame) -> dict[str, float]:
+    """Final K-5 and Beyond-K-5 keep shares (and counts) of a frame with `group` and `kept`."""
+    shares = {}
+    for group, short in (("K-5", "k5"), ("Beyond K-5", "beyond")):
+        rows = outcomes["group"].eq(group)
+        shares[f"{short} kept"] = int(outcomes.loc[rows, "kept"].sum())
+        shares[f"{short} n"] = int(rows.sum())
+        shares[f"{short} share"] = float(outcomes.loc[rows, "kept"].mean()) if rows.any() else float("nan")
+    return shares
+
+
+def tradeoff_points(
+    outcomes: dict[str, pd.DataFrame], stages: Sequence[str], points: dict[str, object]
+) -> pd.DataFrame:
+    """For each set of released-rule outcomes (`cascade_outcomes` with `group` K-5 / Beyond K-5) and
+    each operating point: the final K-5 and Beyond-K-5 keep shares, one row per (set, point)."""
+    from littlekit.fit.apply_point import apply_operating_point
+
+    rows = [
+        {"set": name, "point": label, **kept_shares(apply_operating_point(frame, stages, point))}
+        for name, frame in outcomes.items()
+        for label, point in points.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def tradeoff_curve(
+    outcomes: dict[str, pd.DataFrame], stages: Sequence[str], point: object, grid: Sequence[float]
+) -> pd.DataFrame:
+    """The curve through `point`: its other settings fixed, fastText's minimum P(K5) swept over
+    `grid` (0 = the released rule), one row per (set, minimum) with the final keep shares."""
+    from dataclasses import replace
+
+    from littlekit.fit.apply_point import apply_operating_point
+
+    rows = []
+    for name, frame in outcomes.items():
+        for minimum in grid:
+            at = replace(point, fasttext_min_k5_prob=float(minimum) if minimum > 0 else None)
+            rows.append({"set": name, "fasttext_min_k5_prob": float(minimum),
+                         **kept_shares(apply_operating_point(frame, stages, at))})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def web_stream(
+    oof_kept: pd.DataFrame, sources: Collection[str], n_docs: float, prior: float | None = None
+) -> dict[str, float]:
+    """What a point means on a web stream, from training labels scored out of fold (`oof_kept`:
+    source, band, kept, as `littlekit.fit.generalisation.out_of_fold_cascade` gives them): the
+    judge's K-5 prior among the labels of `sources` (crawl text), the share of its K-5 and of its
+    Beyond-K-5 labels kept (with 95% Wilson intervals), the expected judge-K5 share of what is kept
+    at that prior, and the documents kept of a stream of `n_docs` documents. The judged passages are
+    a sample of crawl text, so the prior and rates are that sample's; `prior` sets another stream's
+    K-5 share instead (the rates stay the sample's)."""
+    web = oof_kept[oof_kept["source"].isin(set(sources))]
+    is_k5 = web["band"].eq("K5").to_numpy()
+    kept = web["kept"].astype(bool).to_numpy()
+    n_k5, n_beyond = int(is_k5.sum()), int((~is_k5).sum())
+    if prior is None:
+        prior = n_k5 / len(web) if len(web) else float("nan")
+    k5_rate = kept[is_k5].mean() if n_k5 else float("nan")
+    beyond_rate = kept[~is_k5].mean() if n_beyond else float("nan")
+    kept_share = prior * k5_rate + (1 - prior) * beyond_rate
+    nan = (float("nan"), float("nan"))
+    k5_low, k5_high = wilson_interval(int(kept[is_k5].sum()), n_k5) if n_k5 else nan
+    beyond_low, beyond_high = wilson_interval(int(kept[~is_k5].sum()), n_beyond) if n_beyond else nan
+    return {
+        "labels": len(web),
+        "prior": prior,
+        "k5 kept": k5_rate,
+        "k5 kept low": k5_low,
+        "k5 kept high": k5_high,
+        "beyond kept": beyond_rate,
+        "beyond kept low": beyond_low,
+        "beyond kept high": beyond_high,
+        "expected precision": prior * k5_rate / kept_share if kept_share else float("nan"),
+        "stream share kept": kept_share,
+        "documents kept": kept_share * n_docs,
+    }

@@ -23,7 +23,15 @@ COMMONCORETEXT_SOURCES = ("source-label:clear", "source-label:gutenberg", "sourc
 # graded_informational school books (K-5 exposition, which no other source holds enough of).
 # TinyStories (all K5, trivially kept), MathCAMPS (one-sentence math problems, stage 4's business)
 # and ARC (question stems of 10-20 words) train the classifiers but do not set the point.
-GRADED_SOURCES = (*COMMONCORETEXT_SOURCES, "source-label:informational")
+# With the judge's labels the same kinds are its CommonCoreText-PD train passages and its informational
+# school books: graded text like the validation sets, where web text (K-5 about 1.5% of it, and easy
+# to tell from the rest) would make a Beyond-K-5 rate look lower than it is on graded text.
+GRADED_SOURCES = (
+    *COMMONCORETEXT_SOURCES,
+    "source-label:informational",
+    "source-label:commoncoretext",
+    "llm-judge:informational",
+)
 TUNING_SOURCES = {"graded": GRADED_SOURCES, "commoncoretext": COMMONCORETEXT_SOURCES, "all": None}
 # "judge": every LLM-judge-labelled source (the item-graded ARC and MathCAMPS train but do not set
 # the point); "auto": "judge" when the labels hold judge labels, else "graded"

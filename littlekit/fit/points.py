@@ -3,9 +3,10 @@
 A point is the rule that chooses the classifiers' minimum P(K5) (and, for the every-kind rule, stage
 1's maximum AoA) out of fold on the training labels (`littlekit.fit.operating_point`):
 
-- `paper` (the default): at most 2.5% of the Beyond-K-5 labels kept out of fold, as a point
-  estimate, over every label that sets the point (the graded sources); stage 1 at its released
-  12 years; no condition per kind of text and none on web precision. The paper's released filter
+- `paper` (the default): at most 2.5% of the Beyond-K-5 labels of the graded training sources
+  (CommonCoreText-PD's train passages and the informational school books, the kinds of text the
+  validation sets hold) kept out of fold, as a point estimate; stage 1 at its released 12 years;
+  no condition per kind of text and none on web precision. The paper's released filter
   keeps 42% of WeeBit's K-5 texts at 2.48% of its Beyond-K-5 texts: this point aims at that trade.
 - `precision`: the earlier default, for a user who wants a clean web corpus before a large one: the
   95% Wilson upper end of the out-of-fold Beyond-K-5 rate at most 2%, every kind of text held to it
@@ -28,6 +29,7 @@ class PointRule:
     target_confidence: float | None  # meet it at this Wilson confidence (None: the point estimate)
     min_web_precision: float | None  # of the web labels kept out of fold, at least this share K-5
     operating_rule: str  # "pooled" (all labels together) or "every-kind" (each kind too, stage 1 searched)
+    tune_on: str  # the labels whose rates set the point (`littlekit.fit.folds.TUNING_CHOICES`)
     summary: str
 
     def fasttext_settings(self) -> dict[str, float | None]:
@@ -36,6 +38,7 @@ class PointRule:
             "beyond_keep_target": self.beyond_keep_target,
             "target_confidence": self.target_confidence,
             "min_web_precision": self.min_web_precision,
+            "tune_on": self.tune_on,
         }
 
     def encoder_settings(self) -> dict[str, float | str | None]:
@@ -50,7 +53,11 @@ POINTS: dict[str, PointRule] = {
         target_confidence=None,
         min_web_precision=None,
         operating_rule="pooled",
-        summary="the paper's error rates: at most 2.5% of Beyond-K-5 labels kept out of fold, stage 1 at 12",
+        tune_on="graded",
+        summary=(
+            "the paper's error rates: at most 2.5% of the graded sources' Beyond-K-5 labels kept out of "
+            "fold, stage 1 at 12"
+        ),
     ),
     "precision": PointRule(
         "precision",
@@ -58,6 +65,7 @@ POINTS: dict[str, PointRule] = {
         target_confidence=0.95,
         min_web_precision=0.9,
         operating_rule="every-kind",
+        tune_on="auto",
         summary=(
             "precision-first: Beyond-K-5 at most 2% with 95% confidence in every kind of text, stage 1 "
             "searched, at least 90% judge-K5 among the web labels kept"

@@ -43,7 +43,7 @@ from littlekit.fit.operating_point import (
     choose_joint,
     tune_joint,
 )
-from littlekit.fit.points import DEFAULT_POINT, POINTS
+from littlekit.fit.points import DEFAULT_POINT, POINTS, PointRule
 from littlekit.fit.recipe_fasttext import FastTextRecipe
 from littlekit.fit.recipe_labels import HOLDOUT_FRACTION
 
@@ -298,3 +298,28 @@ def trained_max_length(model_dir: str | os.PathLike) -> int | None:
         return None
     value = json.loads(history.read_text(encoding="utf-8")).get("config", {}).get("max_length")
     return int(value) if value else None
+
+
+def point_from_scores(
+    rule: PointRule, oof: pd.DataFrame, loco: pd.DataFrame | None = None
+) -> JointTuning:
+    """The point `rule` (`littlekit.fit.points`) picks from stages 1-3's out-of-fold scores (the
+    `oof_scores.parquet` `save_encoder_points` writes), training nothing: so a chapter can put the
+    paper's and the precision-first point side by side on one set of scores. The every-kind rule
+    also searches stage 1's maximum AoA and, given `loco` (`leave_one_corpus_out_cascade`), must
+    hold on each corpus it is measured on when that corpus is held out of the models."""
+    every_kind = rule.operating_rule == "every-kind"
+    also: dict[str, Any] = {}
+    if every_kind and loco is not None:
+        corpora = sorted({corpus_of(source) for source in oof["source"]})
+        also = {"also_meets": loco_holds(loco, corpora), "also_rule": loco_rule(corpora)}
+    return choose_joint(
+        oof,
+        target=rule.beyond_keep_target,
+        confidence=rule.target_confidence,
+        every_kind=every_kind,
+        aoa_grid=(None, *AOA_GRID) if every_kind and "aoa_p95" in oof.columns else (None,),
+        precision_sources=WEB_SOURCES if rule.min_web_precision is not None else None,
+        min_precision=rule.min_web_precision,
+        **also,
+    )

@@ -43,7 +43,7 @@ class FastTextRecipe:
     # the out-of-fold Beyond-K-5 keep rate allowed, met at a Wilson confidence (None: point estimate)
     beyond_keep_target: float = POINTS[DEFAULT_POINT].beyond_keep_target
     target_confidence: float | None = POINTS[DEFAULT_POINT].target_confidence
-    tune_on: str = "auto"  # labels whose rates set the point: one of operating_point.TUNING_CHOICES
+    tune_on: str = POINTS[DEFAULT_POINT].tune_on  # labels whose rates set the point (TUNING_CHOICES)
     # of the web labels (WEB_SOURCES) kept out of fold, at least this share K-5 (None: no such rule)
     min_web_precision: float | None = POINTS[DEFAULT_POINT].min_web_precision
     tuning_folds: int = 5

@@ -36,6 +36,7 @@ from littlekit.fit.recipe_encoder import (  # noqa: F401
     encoder_train_config,
     frozen_states,
     leave_one_corpus_out_cascade,
+    point_from_scores,
     run_encoder,
     save_encoder_points,
     train_encoder,
