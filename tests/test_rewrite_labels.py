@@ -112,3 +112,11 @@ def test_the_fit_command_takes_a_point_and_explicit_options_over_it():
     )
     assert fasttext["min_web_precision"] is None and encoder["min_web_precision"] is None
     assert fasttext["beyond_keep_target"] == 0.01 and encoder["operating_rule"] == "every-kind"
+
+
+def test_no_rewrite_enters_the_pretraining_pool():
+    from littlekit.databuild import corpora
+    from littlekit.lm.corpus_select import pretraining_pool
+
+    pool_texts = set(pretraining_pool()["text"])
+    assert not pool_texts & set(corpora.load_k5_rewrites()["text"])
