@@ -387,8 +387,26 @@ def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thr
     assert joint.chosen["beyond_kept"] <= max(point.details["allowed_beyond"], fewest)
     assert point.details["oof_chosen"] == joint.chosen
     assert reloads(point, tmp_path)
+    assert len(joint.scored) == len(labels) and joint.scored["enc_p_k5"].notna().all()
     with pytest.raises(KeyError, match="lacks"):
         op.tune_joint(tuning.oof.drop(columns=["fold"]), labels)
+
+
+def test_tune_joint_scores_every_label_but_chooses_on_the_measured_ones(one_thread):
+    """Another point's population (or a web stream) needs both scores of labels the point was not
+    measured on; the choice itself reads only the measured (eligible) ones."""
+    from littlekit.fit.encoder import EncoderTrainConfig
+
+    labels = synthetic_labels(n_groups_per_band=2, per_group=8)
+    measured = sorted(set(labels["source"]))[:1]
+    tuning = op.tune_fasttext(labels, target=0.05, n_folds=2, groups=labels["group"], first_stage=None,
+                              measure_sources=measured, **FAST)  # fmt: skip
+    config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
+    joint = op.tune_joint(
+        tuning.oof, labels, target=0.05, config=config, train_sample_size=20, vocab_size=200
+    )
+    assert set(joint.oof["source"]) == set(measured) and len(joint.oof) < len(labels)
+    assert len(joint.scored) == len(labels) and joint.scored["enc_p_k5"].notna().all()
 
 
 def reloads(point: fc.OperatingPoint, root) -> bool:

@@ -62,6 +62,7 @@ from littlekit.fit.folds import (  # noqa: F401
     label_groups,
     tuning_sources,
 )
+from littlekit.fit.labels import training_only
 from littlekit.fit.thresholds import (  # noqa: F401
     AOA_GRID,
     DEFAULT_MIN_PRECISION,
@@ -412,6 +413,9 @@ class JointTuning:
     released: dict[str, float]  # both stages at their released rules
     fasttext_only: dict[str, float]  # the encoder at its released rule, fastText's minimum chosen alone
     chosen: dict[str, float]
+    # every label stage 1 passes but the training-only ones, both scores out of fold (`tune_joint`),
+    # so another point's population (`littlekit.fit.points`) or a web-stream estimate can be read off
+    scored: pd.DataFrame | None = None
 
 
 def tune_joint(
@@ -442,10 +446,15 @@ def tune_joint(
     if unknown:
         raise KeyError(f"{len(unknown)} out-of-fold ids have no label text, e.g. {sorted(unknown)[:3]}")
     frame = fasttext_oof.reset_index(drop=True).assign(text=lambda f: f["id"].map(texts))
-    # every row trains the other folds' encoders; only the rows stage 2's point was measured on are scored
-    scored = out_of_fold_encoder(frame, frame["fold"], score=frame["eligible"], **encoder)
-    pool = pd.concat([frame, scored], axis=1)[lambda f: f["eligible"].astype(bool)].drop(columns="text")
-    return choose_joint(
+    # every row trains the other folds' encoders; every row stage 1 passes is scored (the rewrites,
+    # training-only, are not), and the point is chosen on the rows stage 2's point was measured on
+    wanted = ~training_only(frame["source"]).to_numpy()
+    if "first_stage_keeps" in frame.columns:
+        wanted &= frame["first_stage_keeps"].astype(bool).to_numpy()
+    encoded = out_of_fold_encoder(frame, frame["fold"], score=wanted | frame["eligible"], **encoder)
+    scored = pd.concat([frame, encoded], axis=1).drop(columns="text")
+    pool = scored[scored["eligible"].astype(bool)]
+    tuned = choose_joint(
         pool.reset_index(drop=True),
         target,
         confidence,
@@ -454,6 +463,8 @@ def tune_joint(
         aoa_grid,
         **(precision or {}),
     )
+    tuned.scored = scored[scored["enc_p_k5"].notna()].reset_index(drop=True)
+    return tuned
 
 
 def choose_joint(

@@ -42,12 +42,16 @@ from littlekit.fit.operating_point import (
     JointTuning,
     choose_joint,
     tune_joint,
+    tuning_sources,
 )
 from littlekit.fit.points import DEFAULT_POINT, POINTS, PointRule
 from littlekit.fit.recipe_fasttext import FastTextRecipe
 from littlekit.fit.recipe_labels import HOLDOUT_FRACTION
 
 OPERATING_RULES = ("pooled", "every-kind")
+# stage 3's report folder: both classifiers' out-of-fold scores of every label stage 1 passes (the
+# point's own population is `oof_scores.parquet`)
+ALL_SCORES_FILE = "oof_scores_all.parquet"
 
 
 @dataclass(frozen=True)
@@ -271,6 +275,8 @@ def save_encoder_points(points: EncoderPoints, report_dir: str | os.PathLike) ->
     """The out-of-fold scores, the sweep and both points, into stage 3's report folder."""
     report_dir = Path(report_dir)
     points.pooled.oof.to_parquet(report_dir / "oof_scores.parquet", index=False)
+    if points.pooled.scored is not None:  # every label stage 1 passes, for other points and the web
+        points.pooled.scored.to_parquet(report_dir / ALL_SCORES_FILE, index=False)
     points.pooled.sweep.to_csv(report_dir / "operating_point_sweep.csv", index=False)
     for name, tuned in (("pooled", points.pooled), ("every_kind", points.every_kind)):
         if tuned is not None:
@@ -304,11 +310,17 @@ def point_from_scores(
     rule: PointRule, oof: pd.DataFrame, loco: pd.DataFrame | None = None
 ) -> JointTuning:
     """The point `rule` (`littlekit.fit.points`) picks from stages 1-3's out-of-fold scores (the
-    `oof_scores.parquet` `save_encoder_points` writes), training nothing: so a chapter can put the
+    `ALL_SCORES_FILE` `save_encoder_points` writes; its rows are cut to the rule's `tune_on`
+    population), training nothing: so a chapter can put the
     paper's and the precision-first point side by side on one set of scores. The every-kind rule
     also searches stage 1's maximum AoA and, given `loco` (`leave_one_corpus_out_cascade`), must
     hold on each corpus it is measured on when that corpus is held out of the models."""
     every_kind = rule.operating_rule == "every-kind"
+    if "eligible" in oof.columns:  # the population this rule measures its rates on (`tune_on`)
+        measured = oof["source"].isin(set(tuning_sources(rule.tune_on, oof)))
+        if "first_stage_keeps" in oof.columns:
+            measured &= oof["first_stage_keeps"].astype(bool)
+        oof = oof[measured].reset_index(drop=True)
     also: dict[str, Any] = {}
     if every_kind and loco is not None:
         corpora = sorted({corpus_of(source) for source in oof["source"]})

@@ -26,6 +26,7 @@ from __future__ import annotations
 from littlekit.fit.command import fit_label_set  # noqa: F401
 from littlekit.fit.recipe_encoder import (  # noqa: F401
     _FROZEN_STATES,
+    ALL_SCORES_FILE,
     OPERATING_RULES,
     EncoderPoints,
     EncoderRecipe,
