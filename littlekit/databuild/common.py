@@ -11,7 +11,7 @@ import hashlib
 import io
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,3 +79,19 @@ def format_float(value: float | None, digits: int = 6) -> str:
 def read_jsonl(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, record) for each non-blank line of a JSON-lines file; a line that is not a JSON
+    object raises a ValueError naming the file and the line."""
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}:{number}: not a JSON object")
+            yield number, record

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from littlekit.databuild.common import BuildLog, write_bytes, write_text
+from littlekit.databuild.common import BuildLog, json_lines, write_bytes, write_text
 from littlekit.judge.labels import text_sha256
 
 FOLDER = "judge_labels"
@@ -43,20 +43,11 @@ def is_non_commercial(licence: str | None) -> bool:
 def read_records(path: Path) -> list[dict]:
     """The judge's records, each checked: known fields, text matching its SHA-256."""
     records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
-            text = record.get("text")
-            if not isinstance(text, str) or text_sha256(text) != record.get("text_sha256"):
-                raise ValueError(
-                    f"{path}:{number}: record {record.get('id')!r} has no text matching text_sha256"
-                )
-            records.append({key: record[key] for key in FIELDS if record.get(key) not in (None, "")})
+    for number, record in json_lines(path):
+        text = record.get("text")
+        if not isinstance(text, str) or text_sha256(text) != record.get("text_sha256"):
+            raise ValueError(f"{path}:{number}: record {record.get('id')!r} has no text matching text_sha256")
+        records.append({key: record[key] for key in FIELDS if record.get(key) not in (None, "")})
     return records
 
 

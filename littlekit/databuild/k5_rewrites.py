@@ -17,7 +17,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from littlekit.databuild.common import BuildLog, write_bytes, write_text
+from littlekit.databuild.common import BuildLog, json_lines, write_bytes, write_text
 from littlekit.databuild.judge_labels import is_non_commercial
 from littlekit.grades import BANDS
 from littlekit.judge.labels import text_sha256
@@ -38,28 +38,19 @@ def read_records(path: Path) -> list[dict]:
     """The rewrites, each checked: required fields, text matching its SHA-256, band K5, unique id."""
     records: list[dict] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}:{number}: not a JSON object")
-            where = f"{path}:{number}: record {record.get('id')!r}"
-            missing = [key for key in REQUIRED if not isinstance(record.get(key), str) or not record[key]]
-            if missing:
-                raise ValueError(f"{where} lacks {', '.join(missing)}")
-            if text_sha256(record["text"]) != record["text_sha256"]:
-                raise ValueError(f"{where} has no text matching text_sha256")
-            if record["band"] != BAND:
-                raise ValueError(f"{where} has band {record['band']!r}, not {BAND}")
-            if record["id"] in seen:
-                raise ValueError(f"{where} repeats the id of line {seen[record['id']]}")
-            seen[record["id"]] = number
-            records.append({key: record[key] for key in FIELDS if record.get(key) not in (None, "")})
+    for number, record in json_lines(path):
+        where = f"{path}:{number}: record {record.get('id')!r}"
+        missing = [key for key in REQUIRED if not isinstance(record.get(key), str) or not record[key]]
+        if missing:
+            raise ValueError(f"{where} lacks {', '.join(missing)}")
+        if text_sha256(record["text"]) != record["text_sha256"]:
+            raise ValueError(f"{where} has no text matching text_sha256")
+        if record["band"] != BAND:
+            raise ValueError(f"{where} has band {record['band']!r}, not {BAND}")
+        if record["id"] in seen:
+            raise ValueError(f"{where} repeats the id of line {seen[record['id']]}")
+        seen[record["id"]] = number
+        records.append({key: record[key] for key in FIELDS if record.get(key) not in (None, "")})
     return records
 
 
