@@ -8,7 +8,7 @@ fastText's `p_k5` and stage 3's `enc_p_k5` for every training label, each from m
 never saw its corpus; rows stage 3 left unscored are dropped) and the label texts of
 `<run>/labels/train_labels.jsonl` (joined on id), the script computes the readability features
 of every label and prints the ranking AUC of K-5 labels above every other band
-(`littlekit.fit.generalisation.ranking_auc`), pooled and per held-out corpus, of:
+(`littlekit.fit.generalisation.ranking_table`), pooled and per held-out corpus, of:
 
 - fastText, stage 3 (the encoder), and both (sum of log-odds, chapter 4's "stages 2+3");
 - the grade head over the encoder's log-odds and the features, cross-fitted by corpus
@@ -46,7 +46,7 @@ import pandas as pd
 from littlekit import config
 from littlekit.analysis.throughput import BenchArtifacts, facts_line, machine_facts, timed
 from littlekit.filter import grade_head as gh
-from littlekit.fit.generalisation import ranking_auc
+from littlekit.fit.generalisation import ranking_table
 
 FASTTEXT_BATCH = 1_000
 
@@ -88,23 +88,6 @@ def load_scored_labels(run: Path) -> tuple[pd.DataFrame | None, str]:
     return frame.reset_index(drop=True), note
 
 
-def auc_table(frame: pd.DataFrame, scores: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Ranking AUC of each score, pooled and per corpus holding K-5 and other labels."""
-    is_k5 = frame["band"].eq("K5").to_numpy()
-    rows = {}
-    for corpus in ["pooled", *sorted(frame["corpus"].unique())]:
-        rows_of = np.ones(len(frame), bool) if corpus == "pooled" else frame["corpus"].eq(corpus).to_numpy()
-        k5 = is_k5[rows_of]
-        if k5.all() or not k5.any():
-            continue
-        rows[corpus] = {
-            "K-5": int(k5.sum()),
-            "other": int((~k5).sum()),
-            **{name: ranking_auc(k5, score[rows_of]) for name, score in scores.items()},
-        }
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("held-out corpus")
-
-
 def ranking_section(frame: pd.DataFrame, args: argparse.Namespace) -> tuple[list[str], pd.DataFrame]:
     wall, cpu, features = timed(lambda: gh.readability_features(frame["text"]))
     is_k5 = frame["band"].eq("K5").to_numpy()
@@ -121,7 +104,7 @@ def ranking_section(frame: pd.DataFrame, args: argparse.Namespace) -> tuple[list
         "fastText+head": log_odds(fasttext) + log_odds(head),
         "fastText+head (features only)": log_odds(fasttext) + log_odds(features_only),
     }
-    table = auc_table(frame, scores)
+    table = ranking_table(frame, scores).rename(columns={"K-5 labels": "K-5", "Beyond-K-5 labels": "other"})
     full = gh.GradeHead.fit(encoder, features, is_k5, C=args.C)
     weights = sorted(zip(full.inputs, full.coefficients, strict=True), key=lambda pair: -abs(pair[1]))
     lines = [

@@ -543,8 +543,14 @@ def loco_ranking(loco: pd.DataFrame) -> pd.DataFrame:
     ranking AUC of each of `RANKED_SCORES` on leave-one-corpus-out scores (every label scored by
     models that never saw its corpus), with the label counts. Rows with a score missing (stage 3
     unscored) are left out of every column, so the three are compared on the same labels."""
-    frame = loco.dropna(subset=["p_k5", "enc_p_k5"])
+    frame = loco.dropna(subset=["p_k5", "enc_p_k5"]).reset_index(drop=True)
     combined = {name: sum(_log_odds(frame[c]) for c in columns) for name, columns in RANKED_SCORES.items()}
+    return ranking_table(frame, combined)
+
+
+def ranking_table(frame: pd.DataFrame, scores: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """`ranking_auc` of each score (aligned with `frame`, which has band and corpus), pooled and per
+    corpus holding both K-5 and Beyond-K-5 rows, with the row counts."""
     is_k5 = frame["band"].eq("K5").to_numpy()
     rows = {}
     for corpus in ["pooled", *sorted(frame["corpus"].unique())]:
@@ -555,6 +561,6 @@ def loco_ranking(loco: pd.DataFrame) -> pd.DataFrame:
         rows[corpus] = {
             "K-5 labels": int(k5.sum()),
             "Beyond-K-5 labels": int((~k5).sum()),
-            **{name: ranking_auc(k5, score[rows_of]) for name, score in combined.items()},
+            **{name: ranking_auc(k5, np.asarray(score)[rows_of]) for name, score in scores.items()},
         }
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("held-out corpus")
