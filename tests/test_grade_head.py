@@ -209,3 +209,32 @@ def test_cross_fitting_needs_both_classes_outside_each_fold(passages):
         gh.cross_fitted_p_k5(None, passages, y, np.where(y, "k5", "other"))
     with pytest.raises(ValueError, match="two folds"):
         gh.cross_fitted_p_k5(None, passages, y, np.zeros(len(y)))
+
+
+def test_stacking_on_out_of_fold_encoder_scores(passages):
+    y = passages["is_k5"].to_numpy()
+    encoder = _noisy_encoder(y)
+    folds = np.asarray(["a", "b", "c", "d"] * (len(y) // 4))
+    encoded = pd.DataFrame(
+        {"enc_pred": np.where(encoder >= 0.5, "K5", "K12").astype(object), "enc_p_k5": encoder}
+    )
+    encoded.loc[0, ["enc_pred", "enc_p_k5"]] = [None, np.nan]  # a row the encoder did not score
+    stacked = gh.stack_on_encoder(encoded, passages["text"], y, folds)
+    scores = stacked.scores
+    # the encoder's own outputs are kept beside the head's; the unscored row stays unscored
+    assert scores["enc_model_p_k5"].equals(encoded["enc_p_k5"])
+    assert scores["enc_model_pred"].equals(encoded["enc_pred"])
+    assert pd.isna(scores.loc[0, "enc_p_k5"]) and pd.isna(scores.loc[0, "enc_pred"])
+    # the stage-3 scores are cross-fitted over the scored rows: fold a's come from a head without fold a
+    scored = np.arange(len(y)) != 0
+    features = gh.readability_features(passages["text"][scored])
+    expected = gh.cross_fitted_p_k5(encoder[scored], features, y[scored], folds[scored])
+    assert np.allclose(scores["enc_p_k5"].to_numpy()[scored], expected)
+    assert set(scores.loc[scored, "enc_pred"]) <= {"K5", gh.BELOW_K5}
+    assert (scores.loc[scored, "enc_pred"].eq("K5") == (scores.loc[scored, "enc_p_k5"] >= 0.5)).all()
+    # the head shipped is fitted on every scored row, encoder input first
+    assert stacked.head.uses_encoder and stacked.head.n_train == int(scored.sum())
+    with pytest.raises(ValueError, match="one value per encoded row"):
+        gh.stack_on_encoder(encoded, passages["text"][:-1], y, folds)
+    with pytest.raises(ValueError, match="no row was scored"):
+        gh.stack_on_encoder(encoded.assign(enc_p_k5=np.nan), passages["text"], y, folds)

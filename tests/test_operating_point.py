@@ -630,3 +630,26 @@ def test_choose_min_k5_prob_meets_the_precision_rule_on_its_rows_only():
     assert op.choose_min_k5_prob(frame, target=0.02) is None  # 2 of 202 Beyond rows kept: within 2%
     threshold = op.choose_min_k5_prob(frame, target=0.02, precision_rows=web, min_precision=0.9)
     assert threshold == pytest.approx(0.971)  # only the 0.99 web row stays, 1 of 1 K-5
+
+
+def test_tune_joint_with_a_grade_head_chooses_on_the_heads_out_of_fold_scores(one_thread, tmp_path):
+    from littlekit.filter import grade_head as gh
+    from littlekit.fit.encoder import EncoderTrainConfig
+
+    labels = synthetic_labels(n_groups_per_band=2, per_group=8)
+    groups = labels["group"]
+    tuning = op.tune_fasttext(labels, target=0.05, n_folds=2, groups=groups, first_stage=None, **FAST)
+    config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
+    joint = op.tune_joint(
+        tuning.oof, labels, target=0.05, config=config, train_sample_size=20, vocab_size=200, grade_head=True
+    )
+    oof = joint.oof
+    assert {"enc_model_pred", "enc_model_p_k5"} <= set(oof.columns)
+    assert set(oof["enc_pred"]) <= {"K5", gh.BELOW_K5}
+    # the released-rules column is the encoder's own argmax, not the head's
+    encoder_argmax = op.kept_at(oof["enc_model_pred"], oof["enc_model_p_k5"], None)
+    released = op.kept_at(oof["pred"], oof["p_k5"], None) & encoder_argmax
+    assert joint.released["k5_kept"] == int(released[oof["band"].eq("K5")].sum())
+    assert isinstance(joint.head, gh.GradeHead) and joint.head.n_train == len(joint.scored)
+    assert "stage_3_score" in joint.point.details
+    assert "encoder: grade head P3(K5) >= " in joint.point.describe()

@@ -382,3 +382,35 @@ def test_minilm_top_trains_only_the_top(minilm_top):
         "bert.pooler.dense.weight",
     ):
         assert not torch.equal(saved[name], pretrained[name]), name
+
+
+def test_a_grade_head_beside_the_model_decides_instead_of_the_argmax(trained, stage, tmp_path):
+    import shutil
+
+    from littlekit.filter import grade_head as gh
+
+    result, train, _ = trained
+    model_dir = tmp_path / "with_head"
+    shutil.copytree(result.out_dir, model_dir)
+    encoder_p = np.array([s["probs"]["K5"] for s in stage.score_batch(train["text"].tolist())])
+    head = gh.GradeHead.fit(encoder_p, gh.readability_features(train["text"]), train["band"].eq("K5"))
+    head.save(model_dir)
+    with_head = EncoderStage(model_dir, batch_size=8, max_length=64, device="cpu")
+    assert with_head.grade_head == head  # found beside the model
+    assert EncoderStage(model_dir, device="cpu", grade_head=None).grade_head is None
+    texts = [KID_TEXT, TECH_TEXT]
+    scores = with_head.score_batch(texts)
+    expected = head.p_k5([s["probs"]["K5"] for s in scores], gh.readability_features(texts))
+    assert np.allclose([s["head_p_k5"] for s in scores], expected)
+    for s, p3 in zip(scores, expected, strict=True):
+        decision = with_head.decide(s)
+        assert decision.keep == (p3 >= 0.5)
+        assert decision.reason == (None if p3 >= 0.5 else "encoder_head_below")
+    # the head decides even against the argmax, and the minimum P(K5) applies to the head's score
+    assert with_head.decide({**scores[0], "band": "K12", "head_p_k5": 0.9}).keep
+    assert with_head.decide({**scores[0], "band": "K5", "head_p_k5": 0.4}).reason == "encoder_head_below"
+    strict = EncoderStage(model_dir, device="cpu", min_k5_prob=0.8)
+    assert strict.decide({**scores[0], "head_p_k5": 0.7}).reason == "encoder_low_k5_prob"
+    assert strict.decide({**scores[0], "head_p_k5": 0.85}).keep
+    with pytest.raises(ValueError, match="grade_head"):
+        EncoderStage(model_dir, device="cpu", grade_head="yes")

@@ -18,6 +18,13 @@ probability), `probs` (every band's probability, so notebooks can sweep a thresh
 without any non-space character is not scored: it is dropped with reason `encoder_empty`, as
 stage 1 drops it with `aoa_empty`.
 
+Grade head. When the model directory holds `grade_head.json` (`littlekit.filter.grade_head`,
+which `littlekit fit encoder` writes beside the model it trains), the stage also scores each
+document's readability and AoA features and keeps it when the head's P3(K5) >= 0.5 (and >= the
+minimum P(K5), when one is set) instead of when the argmax is K5; scores gain `head_p_k5` and a
+document the head drops gets reason `encoder_head_below`. The released model has no head, so it
+keeps its released rule. `grade_head=None` turns a head off; a `GradeHead` passes one in.
+
 Agreement gate. The paper runs ModernBERT only on the documents whose fastText band agrees with
 their AoA band (about 266M of 6.95B). `aoa_band` turns a document's p95 AoA into a band (edges
 from school ages, see AOA_BAND_EDGES), `band_from_scores` reads stage 2's band, and `gate_scores`
@@ -58,6 +65,7 @@ BATCH_SIZE = 32
 MIN_K5_PROB: float | None = None  # None: the released rule, the argmax alone decides
 MODEL_INPUTS = ("input_ids", "attention_mask")
 GATE_REASON = "encoder_gate"  # a document the agreement gate closes on
+HEAD_REASON = "encoder_head_below"  # a document the grade head scores below 0.5
 PROBE_TEXT = "The cat sat on the mat. We play with the big red ball in the park."
 REBUILD = (
     "rebuild it with `littlekit fit encoder --data DATA --out ARTIFACTS` "
@@ -316,6 +324,7 @@ class EncoderStage(Stage):
         attn_implementation: str | None = None,
         min_k5_prob: float | None = MIN_K5_PROB,
         prior_gate: PriorGate | None = None,
+        grade_head: Any = "auto",
     ):
         """`model`: a directory or Hub id (loaded with AutoModel/AutoTokenizer), or a loaded model
         passed with its `tokenizer`. `max_length`: None reads the model's training length
@@ -323,7 +332,9 @@ class EncoderStage(Stage):
         `prior_gate`: a gate on the earlier stages' scores, applied by the cascade (the registry
         passes AGREEMENT_GATE for encoder_gate="agree"), or None. `attn_implementation`: None picks
         default_attention for the device. `min_k5_prob`: None keeps the released rule (argmax K5);
-        a number also requires P(K5) >= it."""
+        a number also requires P(K5) >= it (the head's P3(K5) when there is a head). `grade_head`:
+        "auto" loads `grade_head.json` from a model directory that has one, None uses no head, a
+        `littlekit.filter.grade_head.GradeHead` is used as given."""
         if batch_size < 1 or (max_length is not None and max_length < MIN_MAX_LENGTH):
             raise ValueError(
                 f"batch_size must be >= 1 and max_length >= {MIN_MAX_LENGTH}, got {batch_size}, {max_length}"
@@ -344,6 +355,7 @@ class EncoderStage(Stage):
         self.gate = gate
         self.prior_gate = prior_gate
         self.min_k5_prob = min_k5_prob
+        self.grade_head = _grade_head(model, grade_head)
         if loaded_here:
             self.self_check(str(model))
 
@@ -384,6 +396,7 @@ class EncoderStage(Stage):
             probs, n_tokens = predict_probs(
                 self.model, self.tokenizer, [texts[i] for i in to_score], self.batch_size, self.max_length
             )
+            head_p = self._head_p_k5([texts[i] for i in to_score], probs[:, self.keep_index])
             for row, i in enumerate(to_score):
                 best = int(np.argmax(probs[row]))
                 results[i].update(
@@ -392,20 +405,54 @@ class EncoderStage(Stage):
                     probs={band: float(p) for band, p in zip(self.labels, probs[row], strict=True)},
                     n_tokens=int(n_tokens[row]),
                 )
+                if head_p is not None:
+                    results[i]["head_p_k5"] = float(head_p[row])
         return results
+
+    def _head_p_k5(self, texts: list[str], encoder_p_k5: np.ndarray) -> np.ndarray | None:
+        if self.grade_head is None:
+            return None
+        from littlekit.filter.grade_head import readability_features
+
+        features = readability_features(texts)
+        return self.grade_head.p_k5(encoder_p_k5 if self.grade_head.uses_encoder else None, features)
 
     def decide(self, scores: dict[str, Any]) -> Decision:
         """Keep iff the argmax band is K5 (and P(K5) >= min_k5_prob when set); otherwise reason
-        encoder_<band>, encoder_low_k5_prob, encoder_gate or encoder_empty."""
+        encoder_<band>, encoder_low_k5_prob, encoder_gate or encoder_empty. With a grade head:
+        keep iff P3(K5) >= 0.5 (and >= min_k5_prob when set), else encoder_head_below or
+        encoder_low_k5_prob."""
         band = scores.get("band")
         if band is None:
             reason = GATE_REASON if scores.get("gate_open") is False else "encoder_empty"
             return Decision(False, reason, scores)
+        if self.grade_head is not None:
+            from littlekit.filter.grade_head import KEEP_AT
+
+            p3 = scores["head_p_k5"]
+            if p3 < KEEP_AT:
+                return Decision(False, HEAD_REASON, scores)
+            if self.min_k5_prob is not None and p3 < self.min_k5_prob:
+                return Decision(False, "encoder_low_k5_prob", scores)
+            return Decision(True, None, scores)
         if band == self.labels[self.keep_index]:
             if self.min_k5_prob is not None and scores["probs"][band] < self.min_k5_prob:
                 return Decision(False, "encoder_low_k5_prob", scores)
             return Decision(True, None, scores)
         return Decision(False, f"encoder_{band}", scores)
+
+
+def _grade_head(model: Any, grade_head: Any):
+    """The head stage 3 uses: see EncoderStage's `grade_head`."""
+    from littlekit.filter.grade_head import FILE_NAME, GradeHead
+
+    if grade_head is None or isinstance(grade_head, GradeHead):
+        return grade_head
+    if grade_head != "auto":
+        raise ValueError(f'grade_head must be "auto", None or a GradeHead, got {grade_head!r}')
+    if isinstance(model, str | Path) and (Path(model) / FILE_NAME).is_file():
+        return GradeHead.load(Path(model) / FILE_NAME)
+    return None
 
 
 def _unscored() -> dict[str, Any]:

@@ -79,6 +79,10 @@ class OperatingPoint:
             f"{stage}: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
             for stage, value in zip(CLASSIFIER_STAGES, self.options().values(), strict=True)
         ]
+        if "stage_3_score" in self.details:  # stage 3 keeps on its grade head's P3(K5), not the argmax
+            value = self.encoder_min_k5_prob
+            minimum = "0.5" if value is None else f"{max(value, 0.5):g}"
+            parts[-1] = f"encoder: grade head P3(K5) >= {minimum}"
         if self.min_blocked_share is not None:
             parts.append(f"frequency: blocklisted tokens < {self.min_blocked_share:g} of the words")
         confidence = self.details.get("confidence")

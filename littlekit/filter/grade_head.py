@@ -9,7 +9,10 @@ encoder's log-odds,
     P3(K5) = sigmoid(intercept + sum_j coef_j * (x_j - mean_j) / scale_j),
     x = [logit(encoder P(K5)), readability features...],
 
-is the candidate fix. This module is the library piece only: nothing in the filter calls it yet.
+is the fix: on corpora held out of every model it ranks K-5 above Beyond-K-5 better than either
+classifier alone (chapter 4, section 10). Stage 3 (`EncoderStage`) uses a head it finds beside the
+encoder (`grade_head.json` in the model directory): it keeps a document when P3(K5) >= 0.5 (and
+>= its minimum P(K5) when one is set) instead of when the encoder's argmax is K5.
 
 `readability_features(texts)` gives one row per text. Every column is finite; a text without
 word tokens gets zeros and `no_words = 1`. Word tokens are the released filter's
@@ -45,7 +48,9 @@ published Zipf imputation), or the `aoa` argument (an `AoALexicon`, or a plain w
 mapping used without imputation).
 
 `GradeHead` is the fitted head (a frozen dataclass, saved as a readable JSON file, usually
-`grade_head.json`); `cross_fitted_p_k5` scores each row with a head fitted without its fold.
+`grade_head.json`); `cross_fitted_p_k5` scores each row with a head fitted without its fold;
+`stack_on_encoder` turns out-of-fold encoder scores into out-of-fold stage-3 scores and fits the
+head stage 3 ships.
 """
 
 from __future__ import annotations
@@ -99,6 +104,9 @@ AOA_OVER = (8, 10, 12)
 ENCODER_INPUT = "encoder_log_odds"
 LOG_ODDS_CLIP = 1e-6
 FILE_NAME = "grade_head.json"
+# stage 3's band for a document the head scores below 0.5 (the head has no per-band output)
+BELOW_K5 = "not-K5"
+KEEP_AT = 0.5
 FORMAT = "littlekit.grade_head"
 VERSION = 1
 
@@ -447,3 +455,51 @@ def cross_fitted_p_k5(
             raise ValueError(f"fold {fold!r}: cannot fit without it: {error}") from None
         out[held] = head.p_k5(None if p is None else p[held], features.iloc[held])
     return out
+
+
+def head_band(p_k5: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Stage 3's band under a head: "K5" where P3(K5) >= 0.5, else `BELOW_K5`."""
+    return np.where(np.asarray(p_k5, dtype=float) >= KEEP_AT, "K5", BELOW_K5).astype(object)
+
+
+@dataclass
+class StackedScores:
+    """`stack_on_encoder`'s result: out-of-fold stage-3 scores and the head fitted on every row."""
+
+    scores: pd.DataFrame  # enc_pred, enc_p_k5 (the head's), enc_model_pred, enc_model_p_k5 (the encoder's)
+    head: GradeHead
+
+
+def stack_on_encoder(
+    encoded: pd.DataFrame,
+    texts: Sequence[str] | pd.Series,
+    is_k5: Sequence[bool] | np.ndarray,
+    folds: Sequence[Any] | np.ndarray,
+    C: float = 1.0,
+) -> StackedScores:
+    """Out-of-fold stage-3 scores from out-of-fold encoder scores.
+
+    `encoded` is `littlekit.fit.operating_point.out_of_fold_encoder`'s frame (enc_pred, enc_p_k5;
+    None/NaN where a row was not scored); `texts`, `is_k5` and `folds` align with it by position.
+    Each scored row gets P3(K5) from a head fitted on the scored rows of the other folds (whose
+    encoder scores are themselves out of fold), so no row's stage-3 score saw its fold; the
+    encoder's own outputs move to enc_model_pred / enc_model_p_k5. The head returned is fitted on
+    every scored row: it is the one stage 3 uses on new text, which its encoder never saw either.
+    """
+    scores = encoded.copy()
+    p = scores["enc_p_k5"].to_numpy(dtype=float)
+    scored = np.isfinite(p)
+    if len(texts) != len(scores) or len(is_k5) != len(scores) or len(folds) != len(scores):
+        raise ValueError(f"texts, is_k5 and folds must have one value per encoded row ({len(scores)})")
+    if not scored.any():
+        raise ValueError("no row was scored by the encoder: nothing to fit a grade head on")
+    features = readability_features(np.asarray(texts, dtype=object)[scored])
+    y, fold_of = np.asarray(is_k5, dtype=bool)[scored], np.asarray(folds)[scored]
+    scores["enc_model_pred"], scores["enc_model_p_k5"] = scores["enc_pred"], scores["enc_p_k5"]
+    stacked = np.full(len(scores), np.nan)
+    stacked[scored] = cross_fitted_p_k5(p[scored], features, y, fold_of, C=C)
+    scores["enc_p_k5"] = stacked
+    band = np.full(len(scores), None, dtype=object)
+    band[scored] = head_band(stacked[scored])
+    scores["enc_pred"] = band
+    return StackedScores(scores, GradeHead.fit(p[scored], features, y, C=C))

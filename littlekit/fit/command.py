@@ -192,7 +192,7 @@ def fit_operating_point(fit: Fit, start: EncoderStart | None = None) -> None:
     points = tune_encoder_points(
         pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start, loco=loco
     )
-    save_encoder_points(points, report)
+    save_encoder_points(points, report, model_dir=artifact_path(fit.artifacts, "encoder_model"))
     chosen = points.chosen(fit.encoder.operating_rule)
     config_file = chosen.save(fit.artifacts)
     fit.say(f"      {fit.encoder.operating_rule} rule: {chosen.describe()} -> {config_file}")
@@ -407,6 +407,12 @@ def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         "--train-sample-size", type=positive_int, default=EncoderRecipe.train_sample_size
     )
     parser.add_argument(
+        "--no-grade-head",
+        action="store_true",
+        help="stage 3 is the encoder alone (its argmax), without the grade head over its log-odds and "
+        "readability features that the default fits out of fold and saves beside the model",
+    )
+    parser.add_argument(
         "--no-corpus-holdout",
         action="store_true",
         help="choose the every-kind point on source-grouped folds only, without requiring it to hold "
@@ -459,6 +465,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
             seed=args.seed,
             encoder_base=args.encoder_base,
             train_sample_size=args.train_sample_size,
+            grade_head=not args.no_grade_head,
             **encoder_point,
         ),
         hold_out_corpora=not args.no_corpus_holdout,

@@ -177,7 +177,10 @@ def leave_one_corpus_out_encoder(
     (`out_of_fold_encoder` with the frame's `fold` column, so the folds are the corpora): `recipe`
     an `EncoderRecipe`, `start` its `encoder_start` (with `FrozenStates`, one top per corpus on
     cached states), `train_config` its `encoder_train_config`. `score`: the rows to score (default
-    all). Adds enc_pred and enc_p_k5 (None and NaN where not scored).
+    all). Adds enc_pred and enc_p_k5 (None and NaN where not scored). With `recipe.grade_head`
+    these are stage 3's grade head's, cross-fitted by corpus too (each corpus scored by a head
+    fitted on the other corpora's out-of-corpus encoder scores), and enc_model_pred and
+    enc_model_p_k5 hold the encoder's own.
     """
     texts = labels.drop_duplicates("id").set_index("id")["text"]
     frame = scores.reset_index(drop=True).assign(text=lambda f: f["id"].map(texts))
@@ -195,6 +198,10 @@ def leave_one_corpus_out_encoder(
         seed=recipe.seed,
         frozen=start.frozen,
     )
+    if getattr(recipe, "grade_head", False):
+        from littlekit.filter.grade_head import stack_on_encoder
+
+        encoded = stack_on_encoder(encoded, frame["text"], frame["band"].eq("K5"), frame["fold"]).scores
     return pd.concat([frame.drop(columns="text"), encoded], axis=1)
 
 
@@ -542,9 +549,14 @@ def loco_ranking(loco: pd.DataFrame) -> pd.DataFrame:
     """Per held-out corpus holding both K-5 and Beyond-K-5 labels, and pooled over all of them: the
     ranking AUC of each of `RANKED_SCORES` on leave-one-corpus-out scores (every label scored by
     models that never saw its corpus), with the label counts. Rows with a score missing (stage 3
-    unscored) are left out of every column, so the three are compared on the same labels."""
+    unscored) are left out of every column, so the three are compared on the same labels. When
+    stage 3 has a grade head (enc_model_p_k5 holds the encoder's own P(K5)), an "encoder alone"
+    column is added."""
     frame = loco.dropna(subset=["p_k5", "enc_p_k5"]).reset_index(drop=True)
-    combined = {name: sum(_log_odds(frame[c]) for c in columns) for name, columns in RANKED_SCORES.items()}
+    ranked = dict(RANKED_SCORES)
+    if "enc_model_p_k5" in frame.columns:  # stage 3 has a grade head: show the encoder it stacks on too
+        ranked["encoder alone"] = ("enc_model_p_k5",)
+    combined = {name: sum(_log_odds(frame[c]) for c in columns) for name, columns in ranked.items()}
     return ranking_table(frame, combined)
 
 

@@ -416,6 +416,8 @@ class JointTuning:
     # every label stage 1 passes but the training-only ones, both scores out of fold (`tune_joint`),
     # so another point's population (`littlekit.fit.points`) or a web-stream estimate can be read off
     scored: pd.DataFrame | None = None
+    # stage 3's grade head fitted on every scored row, when stage 3 has one (`tune_joint`)
+    head: Any | None = None
 
 
 def tune_joint(
@@ -427,6 +429,7 @@ def tune_joint(
     every_kind: bool = False,
     aoa_grid: Sequence[float | None] = (None,),
     precision: Mapping[str, Any] | None = None,
+    grade_head: bool = False,
     **encoder: Any,
 ) -> JointTuning:
     """Choose fastText's and the encoder's minimum P(K5) together, by source-grouped cross-validation.
@@ -437,6 +440,9 @@ def tune_joint(
     eligible rows of its fold, so both scores of a row come from models that never saw its source.
     The point keeps the most K-5 rows of stages 2-3 among the pairs meeting the target;
     `every_kind`, `aoa_grid` and `precision` (`precision_sources`, `min_precision`) as in `choose_joint`.
+    `grade_head`: stage 3 is the encoder with a grade head (`littlekit.filter.grade_head`): its
+    scores are the head's, cross-fitted over the same folds (`stack_on_encoder`), and the head
+    fitted on every scored row comes back as `head`.
     """
     missing = {"id", "band", "fold", "pred", "p_k5", "eligible"} - set(fasttext_oof.columns)
     if missing:
@@ -452,6 +458,12 @@ def tune_joint(
     if "first_stage_keeps" in frame.columns:
         wanted &= frame["first_stage_keeps"].astype(bool).to_numpy()
     encoded = out_of_fold_encoder(frame, frame["fold"], score=wanted | frame["eligible"], **encoder)
+    head = None
+    if grade_head:
+        from littlekit.filter.grade_head import stack_on_encoder
+
+        stacked = stack_on_encoder(encoded, frame["text"], frame["band"].eq("K5"), frame["fold"])
+        encoded, head = stacked.scores, stacked.head
     scored = pd.concat([frame, encoded], axis=1).drop(columns="text")
     pool = scored[scored["eligible"].astype(bool)]
     tuned = choose_joint(
@@ -464,6 +476,7 @@ def tune_joint(
         **(precision or {}),
     )
     tuned.scored = scored[scored["enc_p_k5"].notna()].reset_index(drop=True)
+    tuned.head = head
     return tuned
 
 
@@ -505,7 +518,10 @@ def choose_joint(
         None if pd.isna(best[name]) else float(best[name])
         for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob", "max_aoa")
     )
-    enc_released = kept_at(pool["enc_pred"], pool["enc_p_k5"], None)
+    # with a grade head, enc_* are the head's and enc_model_* the encoder's own (its released rule)
+    has_head = "enc_model_pred" in pool.columns
+    model_pred, model_p = ("enc_model_pred", "enc_model_p_k5") if has_head else ("enc_pred", "enc_p_k5")
+    enc_released = kept_at(pool[model_pred], pool[model_p], None)
     released = rates_of(pool, kept_at(pool["pred"], pool["p_k5"], None) & enc_released)
     first = sweep.iloc[0]  # aoa_grid's first setting, the encoder at its released rule
     fasttext_only = first[list(released)].to_dict()
@@ -538,6 +554,11 @@ def choose_joint(
         "oof_chosen": chosen,
         "oof_chosen_by_source": kind_rates(pool, keep, pool["source"]).to_dict(orient="index"),
     }
+    if has_head:
+        details["stage_3_score"] = (
+            "the grade head's P3(K5) (littlekit.filter.grade_head: the encoder's log-odds plus readability "
+            "and AoA features); the released rules column uses the encoder's argmax"
+        )
     if also_meets is not None:
         details["also_met"] = also_met
     if precise is not None:

@@ -14,6 +14,7 @@ import pandas as pd
 from littlekit import runs
 from littlekit.filter.artifacts import artifact_path, artifact_problems
 from littlekit.filter.filter_config import OperatingPoint
+from littlekit.filter.grade_head import FILE_NAME as GRADE_HEAD_FILE
 from littlekit.fit.encoder import (
     TINY_MODERNBERT,
     TOP_TRAIN_CONFIG,
@@ -73,6 +74,9 @@ class EncoderRecipe:
     # stages 1-3 keep out of fold, at least this share K-5: the point's (`littlekit.fit.points`)
     operating_rule: str = POINTS[DEFAULT_POINT].operating_rule
     min_web_precision: float | None = POINTS[DEFAULT_POINT].min_web_precision
+    # stage 3 = the encoder plus a grade head over its log-odds and readability features
+    # (littlekit.filter.grade_head), fitted on out-of-fold scores and saved beside the model
+    grade_head: bool = True
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -177,7 +181,9 @@ def train_encoder(
     recipe: EncoderRecipe,
 ) -> TrainResult | None:
     """Train (a top, or the whole model) and save it to `model_dir`; the TrainResult, or None when the
-    recipe takes a given model as it is (then it is copied to `model_dir`)."""
+    recipe takes a given model as it is (then it is copied to `model_dir`). A grade head left in
+    `model_dir` by an earlier run is removed: it was fitted to the old model's scores."""
+    (Path(model_dir) / GRADE_HEAD_FILE).unlink(missing_ok=True)
     if start.frozen is not None:
         result, _ = train_top(start.frozen, samples.train, samples.dev, model_dir, train_config)
         return result
@@ -230,6 +236,7 @@ def tune_encoder_points(
         target=fasttext_point.target,
         confidence=fasttext_point.details.get("confidence"),
         precision=precision,
+        grade_head=recipe.grade_head,
         config=train_config,
         train_sample_size=recipe.train_sample_size,
         vocab_size=recipe.vocab_size,
@@ -271,9 +278,18 @@ def leave_one_corpus_out_cascade(
     return add_symbolic_verdicts(scores, labels)
 
 
-def save_encoder_points(points: EncoderPoints, report_dir: str | os.PathLike) -> None:
-    """The out-of-fold scores, the sweep and both points, into stage 3's report folder."""
+def save_encoder_points(
+    points: EncoderPoints, report_dir: str | os.PathLike, model_dir: str | os.PathLike | None = None
+) -> None:
+    """The out-of-fold scores, the sweep and both points, into stage 3's report folder; the grade
+    head (when stage 3 has one) there and into `model_dir`, the encoder's directory, where
+    `EncoderStage` finds it."""
     report_dir = Path(report_dir)
+    head = points.pooled.head
+    if head is not None:
+        head.save(report_dir / GRADE_HEAD_FILE)
+        if model_dir is not None:
+            head.save(Path(model_dir) / GRADE_HEAD_FILE)
     points.pooled.oof.to_parquet(report_dir / "oof_scores.parquet", index=False)
     if points.pooled.scored is not None:  # every label stage 1 passes, for other points and the web
         points.pooled.scored.to_parquet(report_dir / ALL_SCORES_FILE, index=False)
