@@ -192,7 +192,10 @@ def fit_operating_point(fit: Fit, start: EncoderStart | None = None) -> None:
     points = tune_encoder_points(
         pd.read_parquet(oof_file), labels, fasttext_point, train_config, fit.encoder, start, loco=loco
     )
-    save_encoder_points(points, report, model_dir=artifact_path(fit.artifacts, "encoder_model"))
+    model_dir = artifact_path(fit.artifacts, "encoder_model")
+    # the head goes beside the encoder it was fitted for; a fit of the point alone (say on another
+    # label set, for comparison) may have no encoder in its artifacts: the head stays in the report
+    save_encoder_points(points, report, model_dir=model_dir if model_dir.is_dir() else None)
     chosen = points.chosen(fit.encoder.operating_rule)
     config_file = chosen.save(fit.artifacts)
     fit.say(f"      {fit.encoder.operating_rule} rule: {chosen.describe()} -> {config_file}")
