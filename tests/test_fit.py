@@ -72,6 +72,13 @@ def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
     assert "left out of the models" in every_kind["details"]["rule"]  # it must hold per held-out corpus
     assert (tmp_path / "run" / "frequency" / "blocked_share_sweep.csv").is_file()
     assert config["chosen_on"].startswith("out-of-fold fastText and encoder")
+    # stage 3's grade head, fitted on out-of-fold scores, sits beside the encoder, where stage 3 finds it
+    head_file = out / "models" / "modernbert_grade" / "grade_head.json"
+    assert head_file.is_file() and (tmp_path / "run" / "encoder" / "grade_head.json").is_file()
+    assert "stage_3_score" in config["details"]
+    from littlekit.filter.encoder import EncoderStage
+
+    assert EncoderStage(head_file.parent, device="cpu").grade_head is not None
     docs = tmp_path / "docs.jsonl"
     docs.write_text(
         json.dumps({"id": "a", "text": "The cat sat on the mat. It was a sunny day and the dog ran."}) + "\n"
@@ -90,3 +97,9 @@ def test_the_corpus_holdout_can_be_left_out_of_the_point(tmp_path):
     config = json.loads((out / "filter_config.json").read_text())
     assert "left out of the models" not in config["details"]["rule"]
     assert not (tmp_path / "run" / "encoder" / "loco_scores.parquet").exists()
+    # --no-grade-head: stage 3 is the encoder's argmax, and no head is left beside it
+    assert main([*steps[-1][:1], "operating-point", *steps[-1][2:], "--no-corpus-holdout", "--no-grade-head",
+                 "--force"]) == 0  # fmt: skip
+    config = json.loads((out / "filter_config.json").read_text())
+    assert "stage_3_score" not in config["details"]
+    assert not (out / "models" / "modernbert_grade" / "grade_head.json").exists()

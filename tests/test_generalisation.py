@@ -4,7 +4,7 @@ and the targets."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -262,8 +262,16 @@ def test_the_encoder_is_trained_without_the_held_out_corpus(one_thread):
     score = scores["corpus"] != "gamma"
     both = gen.leave_one_corpus_out_encoder(scores, labels, recipe, start, config, score=score)
     assert list(both["id"]) == list(scores["id"]) and "text" not in both.columns
-    assert both.loc[score, "enc_pred"].isin(["K5", "K8", "K12", "OOS"]).all()
+    # stage 3 is the encoder with its grade head: the head's band and P3(K5), cross-fitted by corpus,
+    # with the encoder's own outputs beside them
+    assert both.loc[score, "enc_pred"].isin(["K5", "not-K5"]).all()
+    assert both.loc[score, "enc_model_pred"].isin(["K5", "K8", "K12", "OOS"]).all()
     assert both.loc[~score, "enc_p_k5"].isna().all()
+    plain = gen.leave_one_corpus_out_encoder(
+        scores, labels, replace(recipe, grade_head=False), start, config, score=score
+    )
+    assert plain.loc[score, "enc_pred"].isin(["K5", "K8", "K12", "OOS"]).all()
+    assert "enc_model_pred" not in plain.columns
     check = gen.corpus_check(both, None)
     assert check.stages == ("aoa", "fasttext", "encoder")
     assert check.table.loc["gamma", "beyond_kept"] == 0  # not scored by the encoder: not kept

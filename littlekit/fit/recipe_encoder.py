@@ -283,13 +283,14 @@ def save_encoder_points(
 ) -> None:
     """The out-of-fold scores, the sweep and both points, into stage 3's report folder; the grade
     head (when stage 3 has one) there and into `model_dir`, the encoder's directory, where
-    `EncoderStage` finds it."""
+    `EncoderStage` finds it; without one, a head an earlier point left there is removed."""
     report_dir = Path(report_dir)
     head = points.pooled.head
-    if head is not None:
-        head.save(report_dir / GRADE_HEAD_FILE)
-        if model_dir is not None:
-            head.save(Path(model_dir) / GRADE_HEAD_FILE)
+    for folder in (report_dir, *([] if model_dir is None else [Path(model_dir)])):
+        if head is not None:
+            head.save(folder / GRADE_HEAD_FILE)
+        else:  # a head from an earlier point would make stage 3 apply this point to the wrong score
+            (folder / GRADE_HEAD_FILE).unlink(missing_ok=True)
     points.pooled.oof.to_parquet(report_dir / "oof_scores.parquet", index=False)
     if points.pooled.scored is not None:  # every label stage 1 passes, for other points and the web
         points.pooled.scored.to_parquet(report_dir / ALL_SCORES_FILE, index=False)
