@@ -414,3 +414,10 @@ def test_a_grade_head_beside_the_model_decides_instead_of_the_argmax(trained, st
     assert strict.decide({**scores[0], "head_p_k5": 0.85}).keep
     with pytest.raises(ValueError, match="grade_head"):
         EncoderStage(model_dir, device="cpu", grade_head="yes")
+    # a cascade's stored scores hold the score the keep rule reads (P3), so a point applied later to
+    # them thresholds the head, and the encoder's own P(K5) beside it
+    from littlekit.filter.cascade import Cascade, cascade_outcomes
+
+    frame, _ = cascade_outcomes(Cascade([with_head]), pd.DataFrame({"id": ["kid", "tech"], "text": texts}))
+    assert np.allclose(frame["encoder_p_k5"], expected)
+    assert np.allclose(frame["encoder_model_p_k5"], [s["probs"]["K5"] for s in scores])

@@ -504,10 +504,11 @@ def cascade_outcomes(
     The rows keep the frame's columns and add `status` (kept / dropped / errored), `stage` (the
     stage that dropped it or raised on it; None when kept), `reason`, `kept` (bool) and
     `exit_index` (position in the cascade of the stage it left at; len(stages) when kept), and for
-    each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) it gave
-    (NaN where it did not score the passage), `aoa_p95` (stage 1's 95th-percentile AoA) and
-    `frequency_blocked_share` (stage 5's share of blocklisted tokens), so a threshold can be swept
-    without re-scoring
+    each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) its keep
+    rule reads (NaN where it did not score the passage; for an encoder with a grade head, the head's
+    P3(K5); the encoder's own P(K5) is then `<stage>_model_p_k5`), `aoa_p95` (stage 1's
+    95th-percentile AoA) and `frequency_blocked_share` (stage 5's share of blocklisted tokens), so a
+    threshold can be swept without re-scoring
     (`littlekit.fit.operating_point.apply_operating_point`). The report is checked: its counts must
     add up.
     """
@@ -537,7 +538,12 @@ def cascade_outcomes(
     if "frequency" in cascade.names:  # NaN where stage 5 did not score the passage
         frame["frequency_blocked_share"] = [np.nan if v is None else float(v) for v in shares]
     for name in cascade.names:
-        probs = [(o.scores.get(name) or {}).get("probs") for o in outcomes]
+        scores = [o.scores.get(name) or {} for o in outcomes]
+        probs = [s.get("probs") for s in scores]
         if any(isinstance(p, dict) and "K5" in p for p in probs):
-            frame[f"{name}_p_k5"] = [p.get("K5", np.nan) if isinstance(p, dict) else np.nan for p in probs]
+            own = [p.get("K5", np.nan) if isinstance(p, dict) else np.nan for p in probs]
+            frame[f"{name}_p_k5"] = own
+            if any("head_p_k5" in s for s in scores):  # stage 3's grade head: its minimum applies to P3(K5)
+                frame[f"{name}_model_p_k5"] = own
+                frame[f"{name}_p_k5"] = [float(s.get("head_p_k5", np.nan)) for s in scores]
     return frame, run.report
