@@ -53,7 +53,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     print(facts_line(machine_facts()))
-    labels = load_labels(args.run / "labels" / "train_labels.jsonl")
+    labels_file = runs_folder.path(args.run, "labels")
+    if not labels_file.is_file():  # a fresh clone: nothing to compare yet (make bench goes on)
+        print(f"no {labels_file}: `make book` or `littlekit fit labels --out {args.run}/artifacts` writes it")
+        return
+    labels = load_labels(labels_file)
     rewrites = training_only(labels["source"])
     print(f"{len(labels):,} training labels in {args.run}, {int(rewrites.sum()):,} of them rewrites")
     if not rewrites.any():
