@@ -369,7 +369,8 @@ def test_out_of_fold_encoder_trains_a_pretrained_top_per_fold(one_thread):
     assert scored["enc_p_k5"].between(0, 1).all() and scored["enc_p_k5"].nunique() > 1
 
 
-def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thread, tmp_path):
+def tiny_joint(**options) -> tuple[pd.DataFrame, op.JointTuning]:
+    """(labels, tune_joint's result) for small synthetic labels and a 3-step tiny encoder per fold."""
     from littlekit.fit.encoder import EncoderTrainConfig
 
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
@@ -377,8 +378,13 @@ def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thr
     tuning = op.tune_fasttext(labels, target=0.05, n_folds=2, groups=groups, first_stage=None, **FAST)
     config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
     joint = op.tune_joint(
-        tuning.oof, labels, target=0.05, config=config, train_sample_size=20, vocab_size=200
+        tuning.oof, labels, target=0.05, config=config, train_sample_size=20, vocab_size=200, **options
     )
+    return labels, joint
+
+
+def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thread, tmp_path):
+    labels, joint = tiny_joint()
     point = joint.point
     assert "never on validation" in point.chosen_on and point.target == 0.05
     assert len(joint.sweep) == 1 + len(op.ENCODER_GRID) and len(joint.oof) == len(labels)
@@ -389,7 +395,7 @@ def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thr
     assert reloads(point, tmp_path)
     assert len(joint.scored) == len(labels) and joint.scored["enc_p_k5"].notna().all()
     with pytest.raises(KeyError, match="lacks"):
-        op.tune_joint(tuning.oof.drop(columns=["fold"]), labels)
+        op.tune_joint(joint.oof.drop(columns=["fold"]), labels)
 
 
 def test_tune_joint_scores_every_label_but_chooses_on_the_measured_ones(one_thread):
@@ -634,15 +640,8 @@ def test_choose_min_k5_prob_meets_the_precision_rule_on_its_rows_only():
 
 def test_tune_joint_with_a_grade_head_chooses_on_the_heads_out_of_fold_scores(one_thread, tmp_path):
     from littlekit.filter import grade_head as gh
-    from littlekit.fit.encoder import EncoderTrainConfig
 
-    labels = synthetic_labels(n_groups_per_band=2, per_group=8)
-    groups = labels["group"]
-    tuning = op.tune_fasttext(labels, target=0.05, n_folds=2, groups=groups, first_stage=None, **FAST)
-    config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
-    joint = op.tune_joint(
-        tuning.oof, labels, target=0.05, config=config, train_sample_size=20, vocab_size=200, grade_head=True
-    )
+    _, joint = tiny_joint(grade_head=True)
     oof = joint.oof
     assert {"enc_model_pred", "enc_model_p_k5"} <= set(oof.columns)
     assert set(oof["enc_pred"]) <= {"K5", gh.BELOW_K5}
