@@ -417,7 +417,12 @@ def test_a_grade_head_beside_the_model_decides_instead_of_the_argmax(trained, st
     # a cascade's stored scores hold the score the keep rule reads (P3), so a point applied later to
     # them thresholds the head, and the encoder's own P(K5) beside it
     from littlekit.filter.cascade import Cascade, cascade_outcomes
+    from littlekit.filter.encoder import rule_scores
 
+    bands, p3 = rule_scores([*scores, {"band": None}])
+    assert np.allclose(p3[:2], expected) and math.isnan(p3[2]) and bands[2] is None
+    assert bands[:2] == ["K5" if p >= 0.5 else "not-K5" for p in expected]
+    assert rule_scores(stage.score_batch(texts))[0] == [s["band"] for s in stage.score_batch(texts)]
     frame, _ = cascade_outcomes(Cascade([with_head]), pd.DataFrame({"id": ["kid", "tech"], "text": texts}))
     assert np.allclose(frame["encoder_p_k5"], expected)
     assert np.allclose(frame["encoder_model_p_k5"], [s["probs"]["K5"] for s in scores])

@@ -442,6 +442,27 @@ class EncoderStage(Stage):
         return Decision(False, f"encoder_{band}", scores)
 
 
+def rule_scores(scores: Sequence[Mapping[str, Any]]) -> tuple[list[str | None], list[float]]:
+    """(band, P(K5)) that stage 3's keep rule reads, per `EncoderStage.score_batch` result, in the
+    form `littlekit.fit.thresholds.kept_at` takes: the argmax band and P(K5), or with a grade head
+    "K5"/"not-K5" at 0.5 and the head's P3(K5). None and NaN where the text was not scored."""
+    from littlekit.filter.grade_head import head_band
+
+    bands: list[str | None] = []
+    p_k5: list[float] = []
+    for score in scores:
+        if score.get("band") is None:
+            bands.append(None)
+            p_k5.append(math.nan)
+        elif "head_p_k5" in score:
+            bands.append(str(head_band([score["head_p_k5"]])[0]))
+            p_k5.append(float(score["head_p_k5"]))
+        else:
+            bands.append(score["band"])
+            p_k5.append(float(score["probs"]["K5"]))
+    return bands, p_k5
+
+
 def _grade_head(model: Any, grade_head: Any):
     """The head stage 3 uses: see EncoderStage's `grade_head`."""
     from littlekit.filter.grade_head import FILE_NAME, GradeHead
