@@ -127,6 +127,7 @@ SETTINGS = {
         "device": "device",
         "attn_implementation": "encoder_attn_implementation",
         "min_k5_prob": "encoder_min_k5_prob",
+        "grade_head": "encoder_grade_head",
     },
     SymbolicStage: {"families": "symbolic_families"},
     FrequencyStage: {"min_beyond_score": "min_beyond_score", "min_blocked_share": "min_blocked_share"},
@@ -204,6 +205,7 @@ def test_the_encoder_factory_passes_every_encoder_option_at_construction(monkeyp
         "encoder_max_length": 96,
         "encoder_attn_implementation": "sdpa",
         "encoder_min_k5_prob": 0.4,
+        "encoder_grade_head": "none",
         "device": "cpu",
     }
     (stage,) = build_stages("encoder", options)
@@ -213,6 +215,7 @@ def test_the_encoder_factory_passes_every_encoder_option_at_construction(monkeyp
         "max_length": 96,
         "attn_implementation": "sdpa",
         "min_k5_prob": 0.4,
+        "grade_head": "none",
         "device": "cpu",
         "prior_gate": AGREEMENT_GATE,
     }

@@ -398,6 +398,7 @@ def test_a_grade_head_beside_the_model_decides_instead_of_the_argmax(trained, st
     with_head = EncoderStage(model_dir, batch_size=8, max_length=64, device="cpu")
     assert with_head.grade_head == head  # found beside the model
     assert EncoderStage(model_dir, device="cpu", grade_head=None).grade_head is None
+    assert EncoderStage(model_dir, device="cpu", grade_head="none").grade_head is None
     texts = [KID_TEXT, TECH_TEXT]
     scores = with_head.score_batch(texts)
     expected = head.p_k5([s["probs"]["K5"] for s in scores], gh.readability_features(texts))

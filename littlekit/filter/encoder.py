@@ -333,8 +333,8 @@ class EncoderStage(Stage):
         passes AGREEMENT_GATE for encoder_gate="agree"), or None. `attn_implementation`: None picks
         default_attention for the device. `min_k5_prob`: None keeps the released rule (argmax K5);
         a number also requires P(K5) >= it (the head's P3(K5) when there is a head). `grade_head`:
-        "auto" loads `grade_head.json` from a model directory that has one, None uses no head, a
-        `littlekit.filter.grade_head.GradeHead` is used as given."""
+        "auto" loads `grade_head.json` from a model directory that has one, "none" (or None) uses no
+        head, a `littlekit.filter.grade_head.GradeHead` is used as given."""
         if batch_size < 1 or (max_length is not None and max_length < MIN_MAX_LENGTH):
             raise ValueError(
                 f"batch_size must be >= 1 and max_length >= {MIN_MAX_LENGTH}, got {batch_size}, {max_length}"
@@ -467,10 +467,10 @@ def _grade_head(model: Any, grade_head: Any):
     """The head stage 3 uses: see EncoderStage's `grade_head`."""
     from littlekit.filter.grade_head import FILE_NAME, GradeHead
 
-    if grade_head is None or isinstance(grade_head, GradeHead):
-        return grade_head
+    if grade_head is None or grade_head == "none" or isinstance(grade_head, GradeHead):
+        return None if grade_head == "none" else grade_head
     if grade_head != "auto":
-        raise ValueError(f'grade_head must be "auto", None or a GradeHead, got {grade_head!r}')
+        raise ValueError(f'grade_head must be "auto", "none", None or a GradeHead, got {grade_head!r}')
     if isinstance(model, str | Path) and (Path(model) / FILE_NAME).is_file():
         return GradeHead.load(Path(model) / FILE_NAME)
     return None

@@ -12,6 +12,7 @@ from littlekit.filter.lexicon import IMPUTE_MODES
 from littlekit.filter.options import RELEASED
 from littlekit.filter.registry import (
     ENCODER_GATES,
+    GRADE_HEAD_MODES,
     StageOptions,
     known_stages,
 )
@@ -231,6 +232,13 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         help="encoder stage: agree = score only documents whose fastText band equals their AoA band "
         "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
         f"(default: {DEFAULTS.encoder_gate})",
+    )
+    stages.add_argument(
+        "--encoder-grade-head",
+        choices=GRADE_HEAD_MODES,
+        help="encoder stage: auto = a grade_head.json beside the model (written by `littlekit fit`) decides "
+        "on its P3(K5) from the encoder's log-odds and readability features; none = the encoder's argmax "
+        f"(default: {DEFAULTS.encoder_grade_head})",
     )
     stages.add_argument(
         "--encoder-min-k5-prob",

@@ -43,6 +43,7 @@ NUMBER_OPTIONS = (
     "min_blocked_share",
 )
 ENCODER_GATES = ("agree", "all")  # agree: the paper's agreement gate; all: score every document
+GRADE_HEAD_MODES = ("auto", "none")  # auto: stage 3's grade head beside the model when there is one
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class StageOptions:
     encoder_attn_implementation: str | None = None  # eager, sdpa, flash_attention_2; None: by device
     encoder_gate: str = "agree"  # run the encoder only where the fastText band = the AoA band
     encoder_min_k5_prob: float | None = ENCODER_MIN_K5_PROB  # None: released rule (argmax K5)
+    encoder_grade_head: str = "auto"  # auto: the grade head beside the model decides; none: the argmax
     device: str | None = None  # encoder device; None = cuda when available, else cpu
     symbolic_families: tuple[str, ...] | None = None  # notation families checked; None: all of them
     word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
@@ -95,6 +97,11 @@ class StageOptions:
         if self.encoder_gate not in ENCODER_GATES:
             raise ValueError(
                 f"encoder_gate must be one of {', '.join(ENCODER_GATES)}, got {self.encoder_gate!r}"
+            )
+        if self.encoder_grade_head not in GRADE_HEAD_MODES:
+            raise ValueError(
+                f"encoder_grade_head must be one of {', '.join(GRADE_HEAD_MODES)}, "
+                f"got {self.encoder_grade_head!r}"
             )
         if self.aoa_impute not in IMPUTE_MODES:
             raise ValueError(f"aoa_impute must be one of {', '.join(IMPUTE_MODES)}, got {self.aoa_impute!r}")
@@ -212,6 +219,7 @@ def _encoder(options: StageOptions) -> Stage:
         device=options.device,
         attn_implementation=options.encoder_attn_implementation,
         min_k5_prob=options.encoder_min_k5_prob,
+        grade_head=options.encoder_grade_head,
         prior_gate=AGREEMENT_GATE if options.encoder_gate == "agree" else None,
     )
 
