@@ -65,7 +65,8 @@ BATCH_SIZE = 32
 MIN_K5_PROB: float | None = None  # None: the released rule, the argmax alone decides
 MODEL_INPUTS = ("input_ids", "attention_mask")
 GATE_REASON = "encoder_gate"  # a document the agreement gate closes on
-HEAD_REASON = "encoder_head_below"  # a document the grade head scores below 0.5
+HEAD_REASON = "encoder_head_below"  # a document the grade head scores below HEAD_KEEP_AT
+HEAD_KEEP_AT = 0.5  # with a grade head, stage 3 keeps at P3(K5) >= this (and >= its minimum P(K5))
 PROBE_TEXT = "The cat sat on the mat. We play with the big red ball in the park."
 REBUILD = (
     "rebuild it with `littlekit fit encoder --data DATA --out ARTIFACTS` "
@@ -427,10 +428,8 @@ class EncoderStage(Stage):
             reason = GATE_REASON if scores.get("gate_open") is False else "encoder_empty"
             return Decision(False, reason, scores)
         if self.grade_head is not None:
-            from littlekit.filter.grade_head import KEEP_AT
-
             p3 = scores["head_p_k5"]
-            if p3 < KEEP_AT:
+            if p3 < HEAD_KEEP_AT:
                 return Decision(False, HEAD_REASON, scores)
             if self.min_k5_prob is not None and p3 < self.min_k5_prob:
                 return Decision(False, "encoder_low_k5_prob", scores)
@@ -446,7 +445,7 @@ def rule_scores(scores: Sequence[Mapping[str, Any]]) -> tuple[list[str | None], 
     """(band, P(K5)) that stage 3's keep rule reads, per `EncoderStage.score_batch` result, in the
     form `littlekit.fit.thresholds.kept_at` takes: the argmax band and P(K5), or with a grade head
     "K5"/"not-K5" at 0.5 and the head's P3(K5). None and NaN where the text was not scored."""
-    from littlekit.filter.grade_head import head_band
+    from littlekit.filter.grade_head import BELOW_K5
 
     bands: list[str | None] = []
     p_k5: list[float] = []
@@ -455,8 +454,9 @@ def rule_scores(scores: Sequence[Mapping[str, Any]]) -> tuple[list[str | None], 
             bands.append(None)
             p_k5.append(math.nan)
         elif "head_p_k5" in score:
-            bands.append(str(head_band([score["head_p_k5"]])[0]))
-            p_k5.append(float(score["head_p_k5"]))
+            p3 = float(score["head_p_k5"])
+            bands.append("K5" if p3 >= HEAD_KEEP_AT else BELOW_K5)
+            p_k5.append(p3)
         else:
             bands.append(score["band"])
             p_k5.append(float(score["probs"]["K5"]))

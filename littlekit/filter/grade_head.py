@@ -104,9 +104,8 @@ AOA_OVER = (8, 10, 12)
 ENCODER_INPUT = "encoder_log_odds"
 LOG_ODDS_CLIP = 1e-6
 FILE_NAME = "grade_head.json"
-# stage 3's band for a document the head scores below 0.5 (the head has no per-band output)
+# stage 3's band for a document the head scores below its keep level (the head has no per-band output)
 BELOW_K5 = "not-K5"
-KEEP_AT = 0.5
 FORMAT = "littlekit.grade_head"
 VERSION = 1
 
@@ -459,7 +458,9 @@ def cross_fitted_p_k5(
 
 def head_band(p_k5: Sequence[float] | np.ndarray) -> np.ndarray:
     """Stage 3's band under a head: "K5" where P3(K5) >= 0.5, else `BELOW_K5`."""
-    return np.where(np.asarray(p_k5, dtype=float) >= KEEP_AT, "K5", BELOW_K5).astype(object)
+    from littlekit.filter.encoder import HEAD_KEEP_AT
+
+    return np.where(np.asarray(p_k5, dtype=float) >= HEAD_KEEP_AT, "K5", BELOW_K5).astype(object)
 
 
 @dataclass
