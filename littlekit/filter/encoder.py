@@ -65,8 +65,7 @@ BATCH_SIZE = 32
 MIN_K5_PROB: float | None = None  # None: the released rule, the argmax alone decides
 MODEL_INPUTS = ("input_ids", "attention_mask")
 GATE_REASON = "encoder_gate"  # a document the agreement gate closes on
-HEAD_REASON = "encoder_head_below"  # a document the grade head scores below HEAD_KEEP_AT
-HEAD_KEEP_AT = 0.5  # with a grade head, stage 3 keeps at P3(K5) >= this (and >= its minimum P(K5))
+HEAD_REASON = "encoder_head_below"  # a document the grade head scores below its keep level (0.5)
 PROBE_TEXT = "The cat sat on the mat. We play with the big red ball in the park."
 REBUILD = (
     "rebuild it with `littlekit fit encoder --data DATA --out ARTIFACTS` "
@@ -429,7 +428,7 @@ class EncoderStage(Stage):
             return Decision(False, reason, scores)
         if self.grade_head is not None:
             p3 = scores["head_p_k5"]
-            if p3 < HEAD_KEEP_AT:
+            if p3 < self.grade_head.keep_at:
                 return Decision(False, HEAD_REASON, scores)
             if self.min_k5_prob is not None and p3 < self.min_k5_prob:
                 return Decision(False, "encoder_low_k5_prob", scores)
@@ -445,7 +444,7 @@ def rule_scores(scores: Sequence[Mapping[str, Any]]) -> tuple[list[str | None], 
     """(band, P(K5)) that stage 3's keep rule reads, per `EncoderStage.score_batch` result, in the
     form `littlekit.fit.thresholds.kept_at` takes: the argmax band and P(K5), or with a grade head
     "K5"/"not-K5" at 0.5 and the head's P3(K5). None and NaN where the text was not scored."""
-    from littlekit.filter.grade_head import BELOW_K5
+    from littlekit.filter.grade_head import BELOW_K5, KEEP_AT
 
     bands: list[str | None] = []
     p_k5: list[float] = []
@@ -455,7 +454,7 @@ def rule_scores(scores: Sequence[Mapping[str, Any]]) -> tuple[list[str | None], 
             p_k5.append(math.nan)
         elif "head_p_k5" in score:
             p3 = float(score["head_p_k5"])
-            bands.append("K5" if p3 >= HEAD_KEEP_AT else BELOW_K5)
+            bands.append("K5" if p3 >= KEEP_AT else BELOW_K5)
             p_k5.append(p3)
         else:
             bands.append(score["band"])

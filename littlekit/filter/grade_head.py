@@ -62,7 +62,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -106,6 +106,7 @@ LOG_ODDS_CLIP = 1e-6
 FILE_NAME = "grade_head.json"
 # stage 3's band for a document the head scores below its keep level (the head has no per-band output)
 BELOW_K5 = "not-K5"
+KEEP_AT = 0.5  # stage 3 with a head keeps at P3(K5) >= this (and >= the point's minimum P(K5))
 FORMAT = "littlekit.grade_head"
 VERSION = 1
 
@@ -276,6 +277,7 @@ class GradeHead:
     C: float = 1.0
     n_train: int = 0
     n_k5: int = 0
+    keep_at: ClassVar[float] = KEEP_AT  # the level stage 3 keeps at (not a fitted field)
 
     def __post_init__(self) -> None:
         n = len(self.inputs)
@@ -458,9 +460,7 @@ def cross_fitted_p_k5(
 
 def head_band(p_k5: Sequence[float] | np.ndarray) -> np.ndarray:
     """Stage 3's band under a head: "K5" where P3(K5) >= 0.5, else `BELOW_K5`."""
-    from littlekit.filter.encoder import HEAD_KEEP_AT
-
-    return np.where(np.asarray(p_k5, dtype=float) >= HEAD_KEEP_AT, "K5", BELOW_K5).astype(object)
+    return np.where(np.asarray(p_k5, dtype=float) >= KEEP_AT, "K5", BELOW_K5).astype(object)
 
 
 @dataclass
