@@ -338,14 +338,22 @@ def test_best_joint_breaks_ties_towards_fewer_beyond_rows_then_the_laxer_encoder
     assert op.best_joint(sweep, allowed=1)["beyond_kept"] == 2  # none meets it: the fewest Beyond rows
 
 
-def test_out_of_fold_encoder_scores_only_the_rows_asked_for(one_thread):
+def test_out_of_fold_encoder_scores_only_the_rows_asked_for(one_thread, monkeypatch, capsys):
+    from littlekit import progress
     from littlekit.fit.encoder import EncoderTrainConfig
 
+    monkeypatch.setattr(progress, "QUIET_FOR", 0.0)  # every line a loop would print
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
     folds = op.grouped_folds(labels["group"], labels["band"], n_folds=2)
     score = labels.index % 3 != 0
     config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
     scored = op.out_of_fold_encoder(labels, folds, score, train_sample_size=20, config=config, vocab_size=200)
+    lines = capsys.readouterr().out.splitlines()
+    # one line per fold, none from each fold's training run
+    assert [line.split(",")[0] for line in lines if "encoder" in line] == [
+        "cross-fitting the encoder: 1/2 folds (50%)",
+        "cross-fitting the encoder: 2/2 folds (100%)",
+    ]
     assert list(scored.index) == list(labels.index)
     assert scored.loc[score, "enc_pred"].isin(["K5", "K8", "K12", "OOS"]).all()
     assert scored.loc[score, "enc_p_k5"].between(0, 1).all()

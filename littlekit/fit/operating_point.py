@@ -86,6 +86,7 @@ from littlekit.fit.thresholds import (  # noqa: F401
     testable_kinds,
     threshold_sweep,
 )
+from littlekit.progress import Progress, quiet
 
 # --- stage 2 alone: fastText's minimum ------------------------------------------------------------
 
@@ -288,8 +289,11 @@ def out_of_fold_encoder(
         raise ValueError(f"folds ({len(folds)}) and score ({len(wanted)}) must match labels ({len(labels)})")
     pred = np.full(len(labels), None, dtype=object)
     p_k5 = np.full(len(labels), np.nan)
+    fold_names = sorted(set(folds[wanted].tolist()))
+    # One line per fold, not ten per fold's training run (a chapter cross-fits dozens of them)
+    progress = Progress(len(fold_names), "cross-fitting the encoder", "folds")
     with tempfile.TemporaryDirectory(prefix="oof-encoder-") as tmp:
-        for fold in sorted(set(folds[wanted].tolist())):
+        for fold in fold_names:
             train_all = labels[folds != fold]
             share = min(1.0, train_sample_size / len(train_all))
             train = train_all.groupby("band").sample(frac=share, random_state=seed)
@@ -301,23 +305,25 @@ def out_of_fold_encoder(
             )
             held = np.flatnonzero((folds == fold) & wanted)
             texts = labels.loc[held, "text"].tolist()
-            if frozen is not None:
-                _, top = train_top(frozen, train.reset_index(drop=True), dev, None, config)
-                probs = top_probs(top, frozen, texts)
-                pred[held] = [LABELS[i] for i in probs.argmax(axis=1)]
-                p_k5[held] = probs[:, LABELS.index("K5")]
-                continue
-            start = start_from
-            if start is None:
-                start = build_tiny_modernbert(
-                    train_all["text"], Path(tmp) / f"init{fold}", vocab_size=vocab_size, seed=seed
-                )
-            model_dir = Path(tmp) / f"fold{fold}"
-            fine_tune(start, train.reset_index(drop=True), dev, model_dir, config)
-            stage = EncoderStage(model_dir, max_length=config.max_length, device=config.device)
-            scores = stage.score_batch(texts)
-            pred[held] = [s["band"] for s in scores]
-            p_k5[held] = [s["probs"]["K5"] if s["probs"] else np.nan for s in scores]
+            with quiet():
+                if frozen is not None:
+                    _, top = train_top(frozen, train.reset_index(drop=True), dev, None, config)
+                    probs = top_probs(top, frozen, texts)
+                    pred[held] = [LABELS[i] for i in probs.argmax(axis=1)]
+                    p_k5[held] = probs[:, LABELS.index("K5")]
+                else:
+                    start = start_from
+                    if start is None:
+                        start = build_tiny_modernbert(
+                            train_all["text"], Path(tmp) / f"init{fold}", vocab_size=vocab_size, seed=seed
+                        )
+                    model_dir = Path(tmp) / f"fold{fold}"
+                    fine_tune(start, train.reset_index(drop=True), dev, model_dir, config)
+                    stage = EncoderStage(model_dir, max_length=config.max_length, device=config.device)
+                    scores = stage.score_batch(texts)
+                    pred[held] = [s["band"] for s in scores]
+                    p_k5[held] = [s["probs"]["K5"] if s["probs"] else np.nan for s in scores]
+            progress.update(fold=fold)
     return pd.DataFrame({"enc_pred": pred, "enc_p_k5": p_k5}, index=labels.index)
 
 
