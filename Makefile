@@ -67,7 +67,7 @@ book: notebooks
 
 # Rebuild data/ from the real files (needs a checkout of the shared data).
 data: $(STAMP)
-	$(BIN)/littlekit data build --from $${LITTLEKIT_SHARED:-../shared/data} --out data
+	$(BIN)/littlekit data build --from $${LITTLEKIT_SHARED:-../shared/data} --out data --force
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

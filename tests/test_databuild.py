@@ -753,3 +753,62 @@ def test_every_graded_informational_file_has_its_licence_beside_it():
     licence = (INFO / "arc/LICENSE_CC-BY-SA-4.0.md").read_text(encoding="utf-8")
     assert "Attribution-ShareAlike 4.0 International" in licence
     assert "Public domain in the USA" in (INFO / "SOURCE.md").read_text(encoding="utf-8")
+
+
+# --- a build never leaves a half-replaced data root -------------------------------------------
+
+
+def _two_steps(fail_second: bool):
+    """A build's steps: one writes a.txt and sub/b.txt, the second writes c.txt or fails."""
+    from littlekit.databuild.common import write_text
+
+    def steps(staging, log):
+        def second():
+            if fail_second:
+                raise RuntimeError("the second step failed")
+            return write_text(staging / "c.txt", "new c", log, "test")
+
+        return [
+            ("first", lambda: (write_text(staging / "a.txt", "new a", log, "test"),
+                               write_text(staging / "sub/b.txt", "new b", log, "test"))),
+            ("second", second),
+        ]  # fmt: skip
+
+    return steps
+
+
+def test_a_failing_build_leaves_the_data_root_as_it_was(tmp_path):
+    from littlekit.databuild import build_staged
+
+    out = tmp_path / "data"
+    out.mkdir()
+    (out / "a.txt").write_text("old a")
+    (out / "MANIFEST.tsv").write_text("old manifest")
+    with pytest.raises(RuntimeError, match="second step failed"):
+        build_staged(out, _two_steps(fail_second=True), force=True)
+    assert sorted(p.name for p in out.iterdir()) == ["MANIFEST.tsv", "a.txt"]
+    assert (out / "a.txt").read_text() == "old a" and (out / "MANIFEST.tsv").read_text() == "old manifest"
+    assert [p.name for p in tmp_path.iterdir()] == ["data"]  # no staging folder left behind
+
+
+def test_a_build_refuses_a_non_empty_root_without_force_and_keeps_foreign_files(tmp_path, capsys):
+    from littlekit.cli import main
+    from littlekit.databuild import MANIFEST, build_staged
+
+    out = tmp_path / "data"
+    out.mkdir()
+    (out / "a.txt").write_text("old a")
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="already holds files.*--force"):
+        build_staged(out, _two_steps(fail_second=False))
+    assert (out / "a.txt").read_text() == "old a"
+    stray = build_staged(out, _two_steps(fail_second=False), force=True)
+    assert stray == ["notes.txt"] and (out / "notes.txt").read_text() == "mine"
+    built = [(out / name).read_text() for name in ("a.txt", "sub/b.txt", "c.txt")]
+    assert built == ["new a\n", "new b\n", "new c\n"]
+    manifest = (out / MANIFEST).read_text().splitlines()
+    assert [line.split("\t")[0] for line in manifest[1:]] == ["README.md", "a.txt", "c.txt", "sub/b.txt"]
+    assert "notes.txt was not written by this build" in capsys.readouterr().out
+    # --out has no default: a build never lands in ./data by accident
+    assert main(["data", "build", "--from", str(tmp_path)]) == 2
+    assert "required: --out" in capsys.readouterr().err

@@ -7,7 +7,9 @@ give byte-identical files) and ends with `MANIFEST.tsv` (path, bytes, sha256, so
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from littlekit.config import EMBEDDED_DATA
@@ -30,35 +32,71 @@ AUTHORED: dict[str, str] = {"science_clues": "written for littlecurriculum (CC B
 __all__ = ["build_all", "add_data_parser", "run_data_command", "write_manifest"]
 
 
-def build_all(source: Path, out: Path) -> None:
-    """Build every embedded dataset from `source` (a copy of the shared real data) into `out`."""
+def build_all(source: Path, out: Path, force: bool = False) -> None:
+    """Build every embedded dataset from `source` (a copy of the shared real data) into `out`.
+
+    The build writes into a fresh folder beside `out` and moves its files into `out` only once
+    every step has succeeded, so a failing build leaves `out` as it was. An `out` that already holds
+    files is refused unless `force` (then the files the build writes are replaced; any other file
+    is kept and named).
+    """
     source, out = Path(source), Path(out)
     if not (source / "commoncore_gutenberg/manifest.tsv").is_file():
         raise FileNotFoundError(
             f"{source} does not look like the real data folder (no commoncore_gutenberg/)"
         )
-    out.mkdir(parents=True, exist_ok=True)
-    log = BuildLog(out)
     clear = load_clear_excerpts(source)
-    steps = [
-        ("aoa", lambda: build_aoa(source, out, log)),
-        ("standards", lambda: build_standards(source, out, log)),
-        ("clear", lambda: build_clear(clear, out, log)),
-        ("commoncoretext_pd", lambda: build_commoncoretext(source, out, log, clear)),
-        ("demo_corpus", lambda: build_demo(source, out, log, clear)),
-        ("graded_informational", lambda: build_graded_informational(source, out, log)),
-        ("judge_labels", lambda: build_judge_labels(source, out, log)),
-        ("k5_rewrites", lambda: build_k5_rewrites(source, out, log)),
-        ("gsm8k", lambda: build_gsm8k(source, out, log)),
-        ("mathcamps", lambda: build_mathcamps(source, out, log)),
-        ("onestopenglish", lambda: build_onestop(source, out, log)),
-        ("wordlists", lambda: build_wordlists(source, out, log)),
-        ("authored", lambda: keep_authored(out, log)),
-    ]
-    for name, step in steps:
-        print(f"{name}: {step()}")
-    write_text(out / "README.md", README_MD, log, "littlekit.databuild")
-    write_manifest(out, log.sources)
+
+    def steps(staging: Path, log: BuildLog) -> list[tuple[str, Callable[[], object]]]:
+        return [
+            ("aoa", lambda: build_aoa(source, staging, log)),
+            ("standards", lambda: build_standards(source, staging, log)),
+            ("clear", lambda: build_clear(clear, staging, log)),
+            ("commoncoretext_pd", lambda: build_commoncoretext(source, staging, log, clear)),
+            ("demo_corpus", lambda: build_demo(source, staging, log, clear)),
+            ("graded_informational", lambda: build_graded_informational(source, staging, log)),
+            ("judge_labels", lambda: build_judge_labels(source, staging, log)),
+            ("k5_rewrites", lambda: build_k5_rewrites(source, staging, log)),
+            ("gsm8k", lambda: build_gsm8k(source, staging, log)),
+            ("mathcamps", lambda: build_mathcamps(source, staging, log)),
+            ("onestopenglish", lambda: build_onestop(source, staging, log)),
+            ("wordlists", lambda: build_wordlists(source, staging, log)),
+            ("authored", lambda: keep_authored(staging, log)),
+        ]
+
+    build_staged(out, steps, force)
+
+
+StepList = Callable[[Path, BuildLog], "list[tuple[str, Callable[[], object]]]"]
+
+
+def build_staged(out: Path, steps: StepList, force: bool = False) -> list[str]:
+    """Run `steps(staging, log)` into a new folder beside `out`, then move what they wrote (with
+    README.md and MANIFEST.tsv, last) into `out`. Returns the files of `out` the build did not
+    write. Refuses a non-empty `out` without `force`; on any failure `out` is untouched."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {out} is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise FileExistsError(
+            f"--out {out} already holds files: a build writes every dataset anew; pass --force to "
+            "replace the files it builds (other files are kept and listed)"
+        )
+    staging = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        log = BuildLog(staging)
+        for name, step in steps(staging, log):
+            print(f"{name}: {step()}")
+        write_text(staging / "README.md", README_MD, log, "littlekit.databuild")
+        write_manifest(staging, log.sources)
+        for relative in [*sorted(log.sources), MANIFEST]:  # the manifest last: it vouches for the rest
+            target = out / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / relative, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     stray = sorted(
         p.relative_to(out).as_posix()
         for p in out.rglob("*")
@@ -66,6 +104,7 @@ def build_all(source: Path, out: Path) -> None:
     )
     for path in stray:
         print(f"warning: {path} was not written by this build and is not in {MANIFEST}")
+    return stray
 
 
 def keep_authored(out: Path, log: BuildLog, origin: Path = EMBEDDED_DATA) -> dict[str, int]:
@@ -100,13 +139,20 @@ def add_data_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     build.add_argument(
         "--from", dest="source", type=Path, required=True, help="the real data (../shared/data)"
     )
-    build.add_argument("--out", type=Path, default=Path("data"), help="output folder (default: data)")
+    build.add_argument(
+        "--out", type=Path, required=True, help="output folder, new or empty (the repository's: data/)"
+    )
+    build.add_argument(
+        "--force",
+        action="store_true",
+        help="build into an --out that already holds files, replacing the files the build writes",
+    )
     return data
 
 
 def run_data_command(args: argparse.Namespace) -> int:
     if args.data_command == "build":
-        build_all(args.source, args.out)
+        build_all(args.source, args.out, force=args.force)
         return 0
     raise ValueError(f"unknown data command {args.data_command!r}")
 
