@@ -48,6 +48,14 @@ def fraction(text: str) -> float:
     return value
 
 
+def top_p(text: str) -> float:
+    """Nucleus sampling's mass: above 0 (0 keeps no token) and at most 1 (1: off)."""
+    value = finite(text)
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1 (1: off), got {text}")
+    return value
+
+
 def int_range(low: int, high: int):
     """An argument type: a whole number from low to high (a count, a seed), e.g. int_range(0, 2**32 - 1)."""
 

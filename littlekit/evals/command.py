@@ -21,8 +21,9 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from littlekit.argtypes import UsageError, fraction, int_range, non_negative, positive_int
+from littlekit.argtypes import UsageError, int_range, non_negative, positive_int, top_p
 
 PROG = "littlekit eval"
 BAND_CHOICES = ("K5", "BEYOND", "all")
@@ -70,7 +71,7 @@ def add_curriculum_eval_parser(evals) -> argparse.ArgumentParser:
     )
     c.add_argument("--samples", type=positive_int, default=1, help="completions per problem (default 1)")
     c.add_argument("--temperature", type=non_negative, help="0 greedy; default 0, or 1.0 with --samples > 1")
-    c.add_argument("--top-p", type=fraction, default=1.0, help="nucleus sampling (default 1.0: off)")
+    c.add_argument("--top-p", type=top_p, default=1.0, help="nucleus sampling (default 1.0: off)")
     c.add_argument(
         "--max-new-tokens", type=positive_int, help="default 24 (plain, reversed), 320 (scratchpad)"
     )
@@ -192,6 +193,7 @@ def run_curriculum_eval(args: argparse.Namespace) -> int:
     if not draw.unseen:
         raise RuntimeError(f"every held-out problem is in {where}: nothing unseen is left to evaluate")
     model, tokenizer = _load(args.model, args.device)
+    _check_budget(model, tokenizer, [ce.prompt(record) for record in draw.unseen], args)
     complete = ce.model_completer(model, tokenizer, args.format, args.max_new_tokens, temperature,
                                   args.top_p, args.batch_size, args.seed)  # fmt: skip
     started = time.perf_counter()
@@ -242,6 +244,22 @@ def print_seen(results, samples: int) -> None:
         return
     for line in ce.band_lines(results, 1) + (ce.band_lines(results, samples) if samples > 1 else []):
         print("seen (in the training text, not in the tables above): " + line)
+
+
+def _check_budget(model: Any, tokenizer: Any, prompts: list[str], args: argparse.Namespace) -> None:
+    """The longest prompt plus --max-new-tokens must fit the model's positions: past them a Qwen3
+    generates from positions it never learned (or fails deep in generation)."""
+    from littlekit.evals.curriculum import DEFAULT_MAX_NEW_TOKENS
+
+    positions = getattr(model.config, "max_position_embeddings", None)
+    if not positions:
+        return
+    budget = args.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[args.format]
+    longest = max(len(ids) for ids in tokenizer(prompts)["input_ids"])
+    if longest + budget > positions:
+        room = max(positions - longest, 0)
+        raise _usage(f"--max-new-tokens {budget} after the longest prompt ({longest} tokens) passes the "
+                     f"model's {positions} positions; give at most {room}")  # fmt: skip
 
 
 def _load(where: str, device: str | None):

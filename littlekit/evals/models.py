@@ -112,8 +112,24 @@ def load_causal_lm(
         tokenizer.pad_token = tokenizer.eos_token
     kwargs = {"dtype": dtype} if dtype is not None else {}
     model = AutoModelForCausalLM.from_pretrained(where, **kwargs)
+    check_loaded(model, tokenizer, where)
     model.to(pick_device(device)).eval()
     return model, tokenizer
+
+
+def check_loaded(model: Any, tokenizer: Any, where: str | os.PathLike) -> None:
+    """ValueError when the pair cannot give a true score: a tokenizer with ids past the model's
+    embedding rows (an IndexError deep in generation), or weights that are not finite (a model that
+    scores 0 on everything and looks merely weak)."""
+    rows = model.get_input_embeddings().num_embeddings
+    if len(tokenizer) > rows:
+        raise ValueError(
+            f"{where}: the tokenizer has {len(tokenizer):,} tokens but the model embeds {rows:,}: "
+            "they do not belong together (a tokenizer from another model?)"
+        )
+    for name, parameter in model.named_parameters():
+        if not torch.isfinite(parameter).all():
+            raise ValueError(f"{where}: the weights {name} hold NaN or infinite values (a diverged run?)")
 
 
 def load_models(
