@@ -19,9 +19,13 @@ derive itself is a launch flag too, parsed as `littlekit train` parses it and wi
 the result with the trainer's own parser. The script passes `--resume auto` and saves `last/`
 about every `--checkpoint-hours` (at most half a job's time limit, and at most the run's steps),
 so when a job hits its time limit, submitting the same script again continues the run; a plan
-whose single step would outlast a job is refused. The command line itself is `littlekit.lm.launch_command`;
-an existing --out script is replaced only with `--overwrite` (`--force` is the trainer's, passed on), and
-then whole (written beside it, then renamed over it).
+whose single step would outlast a job is refused. `--save-every`/`--eval-every` replace the computed
+intervals; a `--train-arg` that sets what the plan or another launch flag sets is refused (it would
+silently override the plan), naming the launch flag to use instead. Every value the script holds
+is checked or quoted (`littlekit.lm.launch_checks`: #SBATCH values must be plain). The command line
+itself is `littlekit.lm.launch_command`; an existing --out script is replaced only with
+`--overwrite` (`--force` is the trainer's, passed on), and then whole (written beside it, then
+renamed over it).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 
 from littlekit import __version__
 from littlekit.argtypes import Parser, UsageError
+from littlekit.lm.launch_checks import not_an_option, script_problems, shell_join, train_arg_problems
 from littlekit.lm.sizes import (
     DEFAULT_VOCAB_SIZE,
     QWEN3_SIZES,
@@ -147,8 +152,8 @@ class TrainArgs:
 # what it trains; every other setting is written when it differs from `littlekit train`'s default.
 STATED = ("size", "seq_len", "global_batch", "micro_batch", "max_steps", "parallel", "precision",
           "save_every", "eval_every")  # fmt: skip
-# TrainConfig fields the plan computes, so launch has no flag for them: --tokens gives max_steps,
-# --checkpoint-hours save_every and eval_every.
+# TrainConfig fields the plan computes: --tokens gives max_steps, --checkpoint-hours save_every and
+# eval_every, unless launch's own --save-every and --eval-every give them.
 DERIVED = ("max_steps", "save_every", "eval_every")
 
 
@@ -175,6 +180,8 @@ class LaunchConfig:
     activation_checkpointing: bool = False
     parallel: str = "ddp"  # the trainer's --parallel, and the memory recipe (littlekit.lm.sizes.RECIPES)
     checkpoint_hours: float = 1.0  # save last/ and evaluate about this often
+    save_every: int | None = None  # last/ every N steps (0: at the end only); None: from checkpoint_hours
+    eval_every: int | None = None  # validation every N steps (0: start and end); None: with each save
     data: list[str] = field(default_factory=list)
     mix: str | None = None
     val_data: str | None = None
@@ -217,6 +224,7 @@ class Plan:
     gpu_hours: float = 0.0
     save_every: int = 0
     save_hours: float = 0.0  # the estimated hours between two saves of last/
+    eval_every: int = 0
 
     @property
     def ok(self) -> bool:
@@ -238,7 +246,7 @@ class Plan:
             parallel=c.parallel,
             activation_checkpointing=c.activation_checkpointing,
             save_every=self.save_every,
-            eval_every=self.save_every,
+            eval_every=self.eval_every,
             settings=dict(c.train_settings),
             extra=list(c.train_extra),
         )
@@ -299,6 +307,10 @@ def make_plan(config: LaunchConfig) -> Plan:
         plan.problems.append(f"token budget {c.tokens:.3g} is more than 1,000T (10^15) tokens; a typo?")
     if planned := sorted(set(c.train_settings) & (_planned_names() | set(DERIVED))):
         plan.problems.append(f"train_settings names what the plan sets itself: {', '.join(planned)}")
+    for flag, value in (("--save-every", c.save_every), ("--eval-every", c.eval_every)):
+        if value is not None and not 0 <= value <= MAX_COUNT:
+            plan.problems.append(f"{flag} must be a whole number of steps, 0 to {MAX_COUNT:,}, got {value}")
+    plan.problems += script_problems(c) + _train_arg_problems(c)
     if not numbers_ok or c.size not in QWEN3_SIZES or c.parallel not in ("ddp", "fsdp"):
         return plan
     if problem := _batch_problem(c):
@@ -365,10 +377,40 @@ def _plan_saves(plan: Plan, limit: float | None) -> None:
             f"would start over; give a longer --time, or more GPUs"
         )
         return
-    wanted = round(plan.steps * c.checkpoint_hours / plan.hours)
-    fit = math.floor(plan.steps * limit * JOB_SAVE_SHARE / plan.hours)  # the most steps of half a job
-    plan.save_every = max(1, min(plan.steps, wanted, fit))
-    plan.save_hours = plan.save_every * step_hours
+    if c.save_every is not None:  # as given; 0 (the trainer's: at the end only) or beyond the run too
+        plan.save_every = c.save_every
+        _check_saves(plan, limit, step_hours)
+    else:
+        wanted = round(plan.steps * c.checkpoint_hours / plan.hours)
+        fit = math.floor(plan.steps * limit * JOB_SAVE_SHARE / plan.hours)  # the most steps of half a job
+        plan.save_every = max(1, min(plan.steps, wanted, fit))
+    plan.save_hours = _steps_between_saves(plan) * step_hours
+    plan.eval_every = plan.save_every if c.eval_every is None else c.eval_every
+
+
+def _steps_between_saves(plan: Plan) -> int:
+    """Steps from one save of last/ to the next: save_every, or the whole run when saved at its end only."""
+    return plan.save_every if 0 < plan.save_every < plan.steps else plan.steps
+
+
+def _check_saves(plan: Plan, limit: float, step_hours: float) -> None:
+    """An explicit --save-every against one job's time limit: refused when a run of several jobs
+    would never save last/ before a job is stopped, a warning when a stopped job may lose most of
+    its time."""
+    every, hours = plan.save_every, _steps_between_saves(plan) * step_hours
+    said = f"--save-every {every}" + (" (at the end only)" if every == 0 or every >= plan.steps else "")
+    if hours >= limit and plan.hours > limit:
+        plan.problems.append(
+            f"{said}: last/ would be saved every ~{hours:.3g} h of training, but a job's time limit is "
+            f"{time_limit(plan)} and the run needs several jobs, so no job would save last/ before Slurm "
+            f"stops it and each resubmission would start over; give a smaller --save-every, or leave it "
+            f"out to save about every --checkpoint-hours"
+        )
+    elif hours > limit * JOB_SAVE_SHARE:
+        plan.warnings.append(
+            f"{said}: last/ is saved every ~{hours:.3g} h of training, more than half of a job's time "
+            f"limit {time_limit(plan)}: a job stopped at its limit loses up to that much training"
+        )
 
 
 def _check_memory(plan: Plan, gpu: GPU) -> None:
@@ -435,9 +477,17 @@ def check_script(plan: Plan) -> list[str]:
     return problems
 
 
+def _train_arg_problems(c: LaunchConfig) -> list[str]:
+    """--train-arg arguments setting what the script sets: TrainArgs' fields, the model the plan
+    counts, and every other setting whose launch flag was given (launch_checks.train_arg_problems)."""
+    owned = {f.name for f in fields(TrainArgs)} - {"settings", "extra"} | {"model_overrides"}
+    written = {name for name, value in c.train_settings.items() if setting_argv({name: value})}
+    return train_arg_problems(list(c.train_extra), owned | written, passed_settings())
+
+
 def parse_slurm_time(text: str) -> float:
     """Hours in a Slurm time limit: 'D-HH:MM:SS', 'D-HH', 'HH:MM:SS', 'MM:SS' or minutes."""
-    match = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text.strip())
+    match = re.fullmatch(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?", text)  # no spaces: #SBATCH
     if not match:
         raise ValueError(f"time limit {text!r} is not in a Slurm format such as 4-04:00:00")
     days, a, b, c = (int(g) if g else None for g in match.groups())
@@ -477,23 +527,12 @@ def torchrun_argv(plan: Plan) -> list[str]:
     ]  # fmt: skip
 
 
-def _shell_join(argv: list[str]) -> str:
-    """Quote for bash, leaving $VARIABLES expandable (in double quotes)."""
-    quoted = [f'"{a}"' if a.startswith("$") else shlex.quote(a) for a in argv]
-    lines, line = [], []
-    for part in quoted:  # one option (and its value) per line
-        if part.startswith("--") or part == "-m":
-            lines.append(" ".join(line))
-            line = []
-        line.append(part)
-    lines.append(" ".join(line))
-    return " \\\n    ".join(lines)
-
-
 def slurm_script(plan: Plan) -> str:
-    """The sbatch script: one task per node, torchrun starting gpus_per_node processes in each."""
-    c = plan.config
-    gpu = GPUS[c.gpu]
+    """The sbatch script: one task per node, torchrun starting gpus_per_node processes in each.
+    Only for a plan without problems: its values are then the checked ones (`script_problems`)."""
+    if not plan.ok:
+        raise ValueError(f"a plan with problems has no script: {'; '.join(plan.problems)}")
+    c, gpu, argv = plan.config, GPUS[plan.config.gpu], torchrun_argv(plan)
     name = c.job_name or f"littlelearner-{c.size}"
     sbatch = {
         "job-name": name,
@@ -517,15 +556,15 @@ def slurm_script(plan: Plan) -> str:
         f"# Memory: {RECIPES[c.parallel].description}.",
         "",
         "set -euo pipefail",
-        *([f"cd {shlex.quote(c.workdir)}"] if c.workdir else []),
-        *([f"source {shlex.quote(c.venv)}/bin/activate"] if c.venv else []),
+        *([f"cd {shlex.quote(not_an_option(c.workdir))}"] if c.workdir else []),
+        *([f"source {shlex.quote(not_an_option(c.venv))}/bin/activate"] if c.venv else []),
         "export HF_HUB_OFFLINE=1",
         f"export OMP_NUM_THREADS={c.cpus_per_gpu}",
         'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)',
         f"MASTER_PORT={c.master_port}",
         "export MASTER_ADDR MASTER_PORT",
         "",
-        "srun --kill-on-bad-exit=1 " + _shell_join(torchrun_argv(plan)),
+        "srun --kill-on-bad-exit=1 " + shell_join(argv, len(argv) - len(train_argv(plan.train_args()))),
         "",
     ]
     return "\n".join(lines)
@@ -557,9 +596,21 @@ def plan_lines(plan: Plan) -> list[str]:
         f"of {_gb(gpu.memory_bytes)} ({MEMORY_HEADROOM:.0%} kept free)",
         f"time: {plan.hours:.1f} h wall, {plan.gpu_hours:,.0f} GPU-hours at an assumed MFU of "
         f"{c.mfu:.0%} of {gpu.peak_bf16 / 1e12:,.0f} TFLOPS dense BF16 per GPU; "
-        f"Slurm limit {time_limit(plan)}; last/ saved and validation run every {plan.save_every:,} "
-        f"steps (~{plan.save_hours:.3g} h)",
+        f"Slurm limit {time_limit(plan)}; {_saves_line(plan)}",
     ]
+
+
+def _saves_line(plan: Plan) -> str:
+    """How often last/ is saved and validation runs, as the script tells the trainer."""
+    if 0 < plan.save_every < plan.steps:
+        saves = f"every {plan.save_every:,} steps (~{plan.save_hours:.3g} h)"
+    else:
+        saves = f"only at the end (step {plan.steps:,}, ~{plan.save_hours:.3g} h)"
+    if plan.eval_every == plan.save_every and 0 < plan.save_every < plan.steps:
+        return f"last/ saved and validation run {saves}"
+    evals = (f"every {plan.eval_every:,} steps" if 0 < plan.eval_every < plan.steps
+             else "at the start and the end only")  # fmt: skip
+    return f"last/ saved {saves}; validation run {evals}"
 
 
 def paper_check(vocab_size: int = DEFAULT_VOCAB_SIZE, seq_len: int = 4096) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from littlekit.lm.train.config import TrainConfig, add_setting_flags, value_from
 from littlekit.swap import file_beside, unwritable
 
 COUNT = int_range(1, MAX_COUNT)
+STEPS = int_range(0, MAX_COUNT)
 
 
 def add_launch_parser(
@@ -78,7 +79,8 @@ def add_launch_parser(
         action="append",
         default=[],
         metavar="ARG",
-        help="extra argument for `littlekit train`, repeatable (e.g. --train-arg=--compile)",
+        help="extra argument for `littlekit train`, repeatable (e.g. --train-arg=--compile); one that "
+        "sets what launch sets (--max-steps, --save-every, --resume, ...) is refused: use launch's flag",
     )
     where = p.add_argument_group("where and how long")
     where.add_argument("--nodes", type=COUNT, default=1)
@@ -92,7 +94,21 @@ def add_launch_parser(
         "--checkpoint-hours",
         type=positive_float,
         default=1.0,
-        help="save last/ and validate about this often (default 1 h of estimated training)",
+        help="save last/ and validate about this often (default 1 h of estimated training), "
+        "unless --save-every / --eval-every say otherwise",
+    )
+    where.add_argument(
+        "--save-every",
+        type=STEPS,
+        metavar="STEPS",
+        help="save last/ every STEPS steps (0: only at the end; default: about every --checkpoint-hours, "
+        "at most half a job's time limit)",
+    )
+    where.add_argument(
+        "--eval-every",
+        type=STEPS,
+        metavar="STEPS",
+        help="validate every STEPS steps (0: at the start and the end only; default: with each save)",
     )
     where.add_argument("--partition")
     where.add_argument("--account")
@@ -143,6 +159,8 @@ def config_from_args(args: argparse.Namespace, config_class: type[TrainConfig] =
         activation_checkpointing=args.activation_checkpointing,
         parallel=args.parallel,
         checkpoint_hours=args.checkpoint_hours,
+        save_every=args.save_every,
+        eval_every=args.eval_every,
         data=list(args.data),
         mix=args.mix,
         val_data=args.val_data,
@@ -186,7 +204,7 @@ def run_launch_command(args: argparse.Namespace) -> int:
         print(script)
         return 0
     write_script(script, out)
-    print(f"wrote {out}; submit with: mkdir -p {shlex.quote(args.log_dir)} && sbatch {out}")
+    print(f"wrote {out}; submit with: mkdir -p {shlex.quote(args.log_dir)} && sbatch {shlex.quote(str(out))}")
     return 0
 
 
