@@ -2,7 +2,9 @@
 
 It answers POST /v1/chat/completions in the OpenAI format. Behaviour is scripted: `script`
 holds steps consumed one per request (in arrival order), after which `answer(body) -> str`
-gives the message content. Steps:
+gives the message content. `step_for(body) -> step or None`, when given, picks the step of a
+request by what it asks (so concurrent requests about one document get the same step); None
+falls back to the script. Steps:
 
     Status(code, retry_after=None)   an HTTP error (429, 500, 401, ...) with an error body
     Sleep(seconds)                   wait, then answer normally (to trip client timeouts)
@@ -11,6 +13,10 @@ gives the message content. Steps:
     Content(text)                    a normal answer with this message content
     Drip(interval)                   a normal answer sent one byte every `interval` seconds, status
                                      line and headers included (no single read ever waits long)
+    Stream(total, content_length)    a 200 whose body is `total` spaces written in chunks, with no
+                                     Content-Length (the body ends when the connection closes) unless
+                                     `content_length` claims one; it stops when the client hangs up,
+                                     and `streamed` counts the bytes it got to write
 
 Every request is recorded (headers and JSON body), and the peak number of requests in
 flight is kept to check client concurrency limits.
@@ -64,6 +70,13 @@ class Drip:
     interval: float
 
 
+@dataclass(frozen=True)
+class Stream:
+    total: int
+    content_length: int | None = None
+    chunk: int = 64 * 1024
+
+
 def default_answer(body: dict) -> str:
     return '{"rationale": "short everyday words", "band": "K5"}'
 
@@ -77,14 +90,17 @@ class JudgeServer:
         script=(),
         delay: float = 0.0,
         echo_authorization: bool = False,
+        step_for: Callable[[dict], Any] | None = None,
     ):
         self.answer = answer
+        self.step_for = step_for
         self.echo_authorization = echo_authorization
         self.script: deque = deque(script)
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.streamed = 0
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -107,7 +123,11 @@ class JudgeServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _next_step(self):
+    def _next_step(self, body: dict | None = None):
+        if self.step_for is not None and body is not None:
+            step = self.step_for(body)
+            if step is not None:
+                return step
         with self._lock:
             return self.script.popleft() if self.script else None
 
@@ -158,7 +178,7 @@ class JudgeServer:
                     return self._send(404, {"error": {"message": "not found"}})
                 if server.delay:
                     time.sleep(server.delay)
-                step = server._next_step()
+                step = server._next_step(body)
                 if isinstance(step, Status):
                     headers = {"Retry-After": step.retry_after} if step.retry_after else {}
                     error = {"error": {"message": f"{self._echo()}scripted {step.code}"}}
@@ -171,6 +191,8 @@ class JudgeServer:
                     return self._send(200, step.obj)
                 if isinstance(step, Drip):
                     return self._drip(step.interval, completion(body, server.answer(body)))
+                if isinstance(step, Stream):
+                    return self._stream(step)
                 try:
                     content = step.text if isinstance(step, Content) else server.answer(body)
                 except Exception as exc:  # a broken test script shows up as a 500, not a hang
@@ -191,6 +213,25 @@ class JudgeServer:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     time.sleep(interval)
+
+            def _stream(self, step: Stream) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if step.content_length is not None:
+                    self.send_header("Content-Length", str(step.content_length))
+                self.send_header("Connection", "close")
+                self.close_connection = True
+                self.end_headers()
+                self._leave()
+                sent = 0
+                try:
+                    while sent < step.total:
+                        size = min(step.chunk, step.total - sent)
+                        self.wfile.write(b" " * size)
+                        sent += size
+                finally:
+                    with server._lock:
+                        server.streamed += sent
 
             def _send(self, code: int, obj: Any, headers: dict | None = None) -> None:
                 self._send_bytes(code, json.dumps(obj).encode("utf-8"), headers)

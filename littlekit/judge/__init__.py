@@ -25,7 +25,9 @@ labels taken from grade-labelled sources (the embedded default):
      "judge": {"model": "gemini-3-flash-preview",
                "prompt_versions": {"language": "3f2a...", ...},   # hash of each prompt
                "vote": "majority" | "unanimous",
-               "usage": {"input_tokens": int, "output_tokens": int, "cached": int},
+               "usage": {"input_tokens": int, "output_tokens": int, "cached": int,
+                         "unknown": int},      # answers whose token counts the server did not
+                                               #   report usably (left out of the sums)
                "errors": {"subject": "parse: no band found in answer '...'"}}
               | null,                   # null for labels not made by the judge
      "source": "llm-judge" | "<dataset name>"}

@@ -1,8 +1,12 @@
 """Label documents with the judge: every prompt on every document, cached, parsed, voted.
 
-A failed request or an unparseable answer becomes a null vote with its message in
-`judge.errors`; it never stops the batch. Records follow the label format documented in
-`littlekit.judge`; their text is scrubbed of API keys (`redact.scrub_record`).
+A failed request, a malformed answer (not in the chat-completions format, a body over the
+backend's size cap, a `Completion` whose text is not a string) or an unparseable answer becomes a
+null vote with its message in `judge.errors`; it never stops the batch, and every good answer of
+the batch is cached all the same. Each batch's failed calls are logged with their documents' ids.
+A token count the backend could not report (None) counts in `usage["unknown"]`, not in the sums.
+Records follow the label format documented in `littlekit.judge`; their text is scrubbed of API
+keys (`redact.scrub_record`).
 
 `check_judged(records)` is the verdict on a whole run before its labels are written: it raises
 `JudgeRunError` when every call failed or no document got a band (a judge that answers HTTP 500 to
@@ -18,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
-from littlekit.judge.backends import Backend, BackendError, Completion
+from littlekit.judge.backends import Backend, BackendError, Completion, token_count
 from littlekit.judge.cache import JudgeCache, Key
 from littlekit.judge.labels import JUDGE_SOURCE, text_sha256, validate_label
 from littlekit.judge.parse import JudgeParseError, parse_answer
@@ -77,9 +81,40 @@ def iter_annotate(
         shas = [text_sha256(text) for text in batch]
         batch_ids = _take_ids(id_iter, len(batch)) if id_iter is not None else [s[:16] for s in shas]
         answers, fresh = _answers(batch, shas, prompts, backend, cache)
-        for doc_id, sha in zip(batch_ids, shas, strict=True):
-            yield _record(doc_id, sha, prompts, backend.model_id, answers, fresh, vote)
+        records = [_record(doc_id, sha, prompts, backend.model_id, answers, fresh, vote)
+                   for doc_id, sha in zip(batch_ids, shas, strict=True)]  # fmt: skip
+        _log_failures(records)
+        yield from records
         log.info("judged %d documents (%d fresh answers)", len(batch), len(fresh))
+
+
+def _log_failures(records: list[dict[str, Any]]) -> None:
+    """One warning for a batch's failed calls, naming the documents (by id) they left without a vote."""
+    failed = [(r["id"], name, message) for r in records for name, message in r["judge"]["errors"].items()
+              if message.startswith("backend:")]  # fmt: skip
+    if failed:
+        ids = list(dict.fromkeys(doc_id for doc_id, _, _ in failed))
+        shown = ", ".join(map(repr, ids[:20])) + (f" and {len(ids) - 20:,} more" if len(ids) > 20 else "")
+        doc_id, name, message = failed[0]
+        log.warning("%d judge calls failed in a batch of %d documents, on documents %s (first: %r, %s: %s)",
+                    len(failed), len(records), shown, doc_id, name, message[:300])
+
+
+def _checked(result: Any) -> Completion | BackendError:
+    """A backend's result as a Completion with text and valid token counts (unknown ones None), or
+    the BackendError it is: a malformed result becomes this call's error, never the batch's."""
+    if isinstance(result, BackendError):
+        return result
+    if isinstance(result, BaseException):
+        return BackendError(f"{type(result).__name__}: {result}")
+    if not isinstance(result, Completion) or not isinstance(result.text, str):
+        text_kind = type(getattr(result, "text", None)).__name__
+        return BackendError(f"malformed answer from the backend: {type(result).__name__} with text of type "
+                            f"{text_kind}")  # fmt: skip
+    input_tokens, output_tokens = token_count(result.input_tokens), token_count(result.output_tokens)
+    if (input_tokens, output_tokens) != (result.input_tokens, result.output_tokens):
+        return Completion(result.text, input_tokens, output_tokens)
+    return result
 
 
 def _take_ids(id_iter: Iterator[str], n: int) -> list[str]:
@@ -106,6 +141,9 @@ def _answers(
     answers: dict[Key, Completion | BackendError] = dict(cache.get_many(wanted)) if cache else {}
     missing = [key for key in wanted if key not in answers]
     results = backend.complete_many([wanted[key] for key in missing]) if missing else []
+    if len(results) != len(missing):
+        raise BackendError(f"the backend gave {len(results)} results for {len(missing)} requests")
+    results = [_checked(result) for result in results]
     answers.update(zip(missing, results, strict=True))
     if cache is not None:
         cache.put_many((key, r) for key, r in zip(missing, results, strict=True) if isinstance(r, Completion))
@@ -123,7 +161,7 @@ def _record(
 ) -> dict[str, Any]:
     votes: dict[str, str | None] = {}
     errors: dict[str, str] = {}
-    usage = {"input_tokens": 0, "output_tokens": 0, "cached": 0}
+    usage = {"input_tokens": 0, "output_tokens": 0, "cached": 0, "unknown": 0}
     for prompt in prompts:
         key = (prompt.version, model, sha)
         result = answers[key]
@@ -131,8 +169,10 @@ def _record(
         if isinstance(result, BackendError):
             errors[prompt.name] = f"backend: {result}"
             continue
-        usage["input_tokens"] += result.input_tokens
-        usage["output_tokens"] += result.output_tokens
+        if result.input_tokens is None or result.output_tokens is None:
+            usage["unknown"] += 1  # an answer whose cost the server did not report usably
+        usage["input_tokens"] += result.input_tokens or 0
+        usage["output_tokens"] += result.output_tokens or 0
         usage["cached"] += key not in fresh
         try:
             votes[prompt.name] = parse_answer(result.text).band
@@ -170,6 +210,7 @@ def check_judged(records: Sequence[dict[str, Any]], vote: str | None = None) -> 
         raise ValueError(f"unknown vote mode {vote!r}; expected one of {', '.join(VOTE_MODES)}")
     calls = failed = unparsed = labelled = 0
     first_error = None
+    failed_ids: dict[str, None] = {}
     for record in records:
         judge = record.get("judge")
         if not isinstance(judge, dict):
@@ -177,6 +218,8 @@ def check_judged(records: Sequence[dict[str, Any]], vote: str | None = None) -> 
         calls += len(judge.get("prompt_versions") or record["votes"])
         for message in judge.get("errors", {}).values():
             failed += message.startswith("backend:")
+            if message.startswith("backend:"):
+                failed_ids[str(record.get("id"))] = None
             unparsed += message.startswith("parse:")
             first_error = first_error or message
         band = record["band"] if vote is None else vote_bands(record["votes"], vote)
@@ -200,7 +243,14 @@ def check_judged(records: Sequence[dict[str, Any]], vote: str | None = None) -> 
     if failed:
         message = (
             f"{failed:,} of {calls:,} judge calls failed ({unparsed:,} more answers could not be parsed); "
-            f"{len(records) - labelled:,} of {len(records):,} documents have no band{quoted}"
+            f"{len(records) - labelled:,} of {len(records):,} documents have no band; failed on "
+            f"{_some_ids(list(failed_ids))}{quoted}"
         )
         warnings.warn(message, JudgeWarning, stacklevel=2)
     return counts
+
+
+def _some_ids(ids: list[str], shown: int = 10) -> str:
+    """Document ids for a message: the first `shown`, and how many more."""
+    more = f" and {len(ids) - shown:,} more" if len(ids) > shown else ""
+    return "documents " + ", ".join(map(repr, ids[:shown])) + more

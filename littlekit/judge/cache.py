@@ -5,6 +5,8 @@ the tokens it cost. Only answers the model actually gave are stored (unparseable
 since at temperature 0 asking again would give the same text); failed requests are not.
 Answers are scrubbed of API keys (`redact.scrub`) when stored and when read, so a key a server
 echoed never reaches the file, nor leaves an older file.
+A token count the server did not report usably (None in the `Completion`) is stored as -1 and
+read back as None; the answer itself is kept.
 One connection guarded by a lock serves all threads; WAL mode and a busy timeout let
 several processes share the file.
 """
@@ -17,10 +19,11 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from littlekit.judge.backends import Completion
+from littlekit.judge.backends import Completion, token_count
 from littlekit.judge.redact import scrub
 
 Key = tuple[str, str, str]  # (prompt_version, model, text_sha256)
+UNKNOWN_TOKENS = -1  # how an unknown token count is stored (the columns are NOT NULL)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -71,16 +74,23 @@ class JudgeCache:
                     key,
                 ).fetchone()
                 if row is not None:
-                    found[key] = Completion(text=scrub(row[0]), input_tokens=row[1], output_tokens=row[2])
+                    found[key] = Completion(text=scrub(row[0]), input_tokens=token_count(row[1]),
+                                            output_tokens=token_count(row[2]))  # fmt: skip
         return found
 
     def put(self, key: Key, completion: Completion) -> None:
         self.put_many([(key, completion)])
 
     def put_many(self, items: Iterable[tuple[Key, Completion]]) -> None:
-        """Store answers in one transaction (a later answer for the same key replaces it)."""
+        """Store answers in one transaction (a later answer for the same key replaces it).
+
+        ValueError, before anything is stored, for an answer whose text is not a string."""
         now = time.time()
-        rows = [(*key, scrub(c.text), c.input_tokens, c.output_tokens, now) for key, c in items]
+        rows = []
+        for key, c in items:
+            if not isinstance(c.text, str):
+                raise ValueError(f"answer for {key} is not text ({type(c.text).__name__}); nothing stored")
+            rows.append((*key, scrub(c.text), _stored(c.input_tokens), _stored(c.output_tokens), now))
         with self._lock, self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
@@ -93,3 +103,8 @@ class JudgeCache:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _stored(tokens: object) -> int:
+    count = token_count(tokens)
+    return UNKNOWN_TOKENS if count is None else count

@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from littlekit.judge.backends import token_count
+
 FINEWEB_EDU_DOCS = 6.95e9
 PAPER_COST_PER_SAMPLE: dict[str, float] = {"openevolve": 0.0014, "gepa": 0.0017, "seed": 0.0035}
 PAPER_ENSEMBLE_PER_SAMPLE = round(sum(PAPER_COST_PER_SAMPLE.values()), 10)  # 0.0066
@@ -61,13 +63,22 @@ def usage_cost(input_tokens: float, output_tokens: float, price: Price) -> float
 
 
 def total_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Summed token usage of judge label records (cached answers count what they once cost)."""
-    totals = {"documents": 0, "input_tokens": 0, "output_tokens": 0, "cached": 0}
+    """Summed token usage of judge label records (cached answers count what they once cost).
+
+    `unknown` counts the answers whose cost the server did not report usably (`usage["unknown"]`
+    of each record), plus every count in a record that is not a non-negative whole number (it is
+    left out of the sums, not a crash)."""
+    totals = {"documents": 0, "input_tokens": 0, "output_tokens": 0, "cached": 0, "unknown": 0}
     for record in records:
         usage = (record.get("judge") or {}).get("usage") or {}
+        usage = usage if isinstance(usage, Mapping) else {}
         totals["documents"] += 1
-        for key in ("input_tokens", "output_tokens", "cached"):
-            totals[key] += int(usage.get(key, 0))
+        for key in ("input_tokens", "output_tokens", "cached", "unknown"):
+            count = token_count(usage.get(key, 0))
+            if count is None:
+                totals["unknown"] += 1
+            else:
+                totals[key] += count
     return totals
 
 

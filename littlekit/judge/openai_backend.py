@@ -17,6 +17,14 @@ connections are retried with exponential backoff (honouring Retry-After), other 
 at once. `timeout` is a deadline for each attempt as a whole (connecting, the headers and the
 whole body), not for each read: a server that drips its answer a byte at a time is cut off when
 the deadline passes (`_Deadline` shuts the socket) and the attempt counts as a timeout.
+
+A response body is read up to `max_response_bytes` (8 MiB by default, far above any answer of
+`max_tokens` tokens): a larger one is that request's error, refused from its Content-Length
+before anything is read, or as soon as the read passes the cap, so a huge or endless body never
+sits in memory (at most `concurrency` times the cap in all). It is not retried: asked again, the
+server would send it again. An answer that is not in the chat-completions format (no choices, a
+`content` that is not text) is that request's error too (`ResponseFormatError`); a `usage` count
+that is not a non-negative whole number is recorded as unknown (None), the answer kept.
 """
 
 from __future__ import annotations
@@ -37,12 +45,19 @@ from email.utils import parsedate_to_datetime
 from http.client import HTTPException
 from typing import Any
 
-from littlekit.judge.backends import BackendError, Completion, Messages, ResponseFormatError
-from littlekit.judge.redact import APIKeyError, read_api_key, scrub
+from littlekit.judge.backends import BackendError, Completion, Messages, ResponseFormatError, token_count
+from littlekit.judge.redact import APIKeyError, read_api_key, redact_url, scrub
 
 log = logging.getLogger("littlekit.judge")
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # default cap on one response body
+ERROR_BODY_BYTES = 64 * 1024  # what is read of an error body (only its first 300 characters are shown)
+_CHUNK = 64 * 1024
+
+
+class ResponseTooLargeError(BackendError):
+    """A response body over the backend's `max_response_bytes`; refused without being read whole."""
 
 
 class _Retryable(Exception):
@@ -69,9 +84,12 @@ class OpenAIChatBackend:
         max_tokens: int | None = 1024,
         max_tokens_field: str = "max_tokens",
         extra_body: dict[str, Any] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if type(max_response_bytes) is not int or max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be a positive int, got {max_response_bytes!r}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -84,6 +102,7 @@ class OpenAIChatBackend:
         self.max_tokens = max_tokens
         self.max_tokens_field = max_tokens_field
         self.extra_body = dict(extra_body or {})
+        self.max_response_bytes = max_response_bytes
         self._slots = threading.BoundedSemaphore(concurrency)
         read_api_key(api_key_env)  # a key that cannot be sent fails here, before any request
 
@@ -93,7 +112,7 @@ class OpenAIChatBackend:
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIChatBackend(base_url={self.base_url!r}, model={self.model!r}, "
+            f"OpenAIChatBackend(base_url={redact_url(self.base_url)!r}, model={self.model!r}, "
             f"api_key_env={self.api_key_env!r}, concurrency={self.concurrency})"
         )
 
@@ -131,6 +150,8 @@ class OpenAIChatBackend:
                 return self.complete(messages)
             except BackendError as exc:
                 return exc
+            except Exception as exc:  # an answer nobody foresaw is this request's error, not the batch's
+                return BackendError(self._scrub(f"{type(exc).__name__}: {exc}"[:500]))
 
         if len(batch) <= 1:
             return [one(messages) for messages in batch]
@@ -145,7 +166,7 @@ class OpenAIChatBackend:
         opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline))
         try:
             with opener.open(request, timeout=self.timeout) as response:
-                body = response.read()
+                body = self._read_capped(response)
             if deadline.expired:  # a body without Content-Length ends quietly when the socket is shut
                 raise TimeoutError("deadline passed")
         except urllib.error.HTTPError as exc:
@@ -161,6 +182,27 @@ class OpenAIChatBackend:
         finally:
             deadline.cancel()
         return parse_chat_response(body)
+
+    def _read_capped(self, response: Any) -> bytes:
+        """The body, or ResponseTooLargeError once it is known to pass `max_response_bytes`
+        (from Content-Length before reading, else as the read passes it)."""
+        cap = self.max_response_bytes
+        length = response.headers.get("Content-Length")
+        if length is not None and length.strip().isdigit() and int(length) > cap:
+            raise ResponseTooLargeError(
+                f"response body of {int(length):,} bytes (Content-Length) is over the cap of {cap:,} "
+                "bytes (max_response_bytes); refused without reading it"
+            )
+        chunks, size = [], 0
+        while chunk := response.read(min(_CHUNK, cap + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:
+                raise ResponseTooLargeError(
+                    f"response body is over the cap of {cap:,} bytes (max_response_bytes); refused after "
+                    f"reading {size:,} bytes"
+                )
+        return b"".join(chunks)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -273,8 +315,8 @@ def parse_chat_response(body: bytes) -> Completion:
     server that echoes the Authorization header cannot get the key into a cache or a label.
     """
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = json.loads(body, parse_int=_json_int)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nesting too deep
         shown = scrub(repr(body))  # scrubbed whole, then cut: no piece of a key survives the cut
         raise ResponseFormatError(f"response is not JSON: {shown[:120]}") from None
     choices = data.get("choices") if isinstance(data, dict) else None
@@ -283,12 +325,33 @@ def parse_chat_response(body: bytes) -> Completion:
     message = choices[0].get("message")
     if not isinstance(message, dict):
         raise ResponseFormatError("response choice has no message")
-    usage = data.get("usage") or {}
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     return Completion(
-        text=scrub(message.get("content") or ""),
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
+        text=scrub(_content_text(message.get("content"))),
+        input_tokens=token_count(usage.get("prompt_tokens")),
+        output_tokens=token_count(usage.get("completion_tokens")),
     )
+
+
+def _json_int(text: str) -> int | float:
+    """A JSON integer; one of over 30 digits (past any count, and past Python's 4,300-digit limit
+    for converting) is infinity, which `token_count` takes for unknown."""
+    return int(text) if len(text) <= 30 else float("inf")
+
+
+def _content_text(content: Any) -> str:
+    """The answer text: a string, None (no text), or a list of text parts
+    ([{"type": "text", "text": "..."}]); anything else is ResponseFormatError."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+        for part in content
+    ):
+        return "".join(part["text"] for part in content)
+    shown = scrub(repr(content))
+    raise ResponseFormatError(f"response content is not text ({type(content).__name__}): {shown[:120]}")
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -308,7 +371,7 @@ def _retry_after(value: str | None) -> float | None:
 def _error_text(exc: urllib.error.HTTPError) -> str:
     """The error body on one line, scrubbed before it is cut to 300 characters."""
     try:
-        body = exc.read().decode("utf-8", "replace")
+        body = exc.read(ERROR_BODY_BYTES).decode("utf-8", "replace")
     except (OSError, HTTPException):  # HTTPException: an error body cut off at the deadline
         return scrub(str(exc.reason or ""))
     return scrub(" ".join(body.split()))[:300] or scrub(str(exc.reason or ""))

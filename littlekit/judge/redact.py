@@ -10,14 +10,20 @@ answers kept with parse errors, and log records of the `littlekit.judge` logger 
 `scrub` replaces with `***`:
 - every registered key;
 - every partial echo of one: any run of at least `MIN_ECHO` (8) characters that is a piece of
-  a registered key (a prefix, a suffix, a truncated copy);
-- a credential-looking token after "Bearer " (an echoed Authorization header), registered or not.
+  a registered key (a prefix, a suffix, a truncated copy), of the key reversed, or of its base64
+  encoding (standard or URL-safe, at any alignment: an echoed `Basic` header);
+- such a piece spelt out with whitespace between its characters ("s k - p r o j ..."): a run of
+  single characters split by whitespace is read without it;
+- a credential-looking token after "Bearer " (an echoed Authorization header), registered or not;
+- the userinfo of a URL (`https://user:password@host` -> `https://***@host`), registered or not
+  (`redact_url` does only that).
 Keys shorter than `MIN_ECHO` characters (such as vLLM's placeholder "EMPTY") are not treated as
 secrets: replacing them would mangle ordinary text.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
@@ -31,10 +37,15 @@ MIN_ECHO = 8  # the shortest piece of a key that counts as an echo of it
 
 # "Bearer <token>" where the token looks like a credential (token68 characters, 8 or more, a digit)
 _BEARER_RE = re.compile(r"(\bBearer\s+)(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}")
+# "scheme://userinfo@": the userinfo holds no '/', '?', '#', '@' or whitespace
+_USERINFO_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@]+@")
+# at least MIN_ECHO single characters split by whitespace, as a key spelt out "s k - p r o j" is
+_SPACED_RE = re.compile(rf"(?<!\S)\S(?:\s+\S(?!\S)){{{MIN_ECHO - 1},}}")
 
 _lock = threading.Lock()
 _keys: set[str] = set()
-_pieces_re: re.Pattern[str] | None = None
+_pieces: frozenset[str] = frozenset()  # every MIN_ECHO-character piece of every form of every key
+_RUN_RE = re.compile(rf"\S{{{MIN_ECHO},}}")  # a key holds no whitespace, so neither does a piece of it
 
 
 class APIKeyError(ValueError):
@@ -80,7 +91,7 @@ def read_api_key(env_name: str) -> str | None:
 
 def register(key: str) -> None:
     """Scrub `key` (and pieces of it) from everything `scrub` sees from now on."""
-    global _pieces_re
+    global _pieces
     key = key.strip()
     if len(key) < MIN_ECHO:
         return
@@ -88,9 +99,28 @@ def register(key: str) -> None:
         if key in _keys:
             return
         _keys.add(key)
-        pieces = {k[i : i + MIN_ECHO] for k in _keys for i in range(len(k) - MIN_ECHO + 1)}
-        # a lookahead finds every start position, overlapping ones included
-        _pieces_re = re.compile("(?=(" + "|".join(map(re.escape, sorted(pieces))) + "))")
+        forms = [form for k in _keys for form in _echo_forms(k)]
+        _pieces = frozenset(k[i : i + MIN_ECHO] for k in forms for i in range(len(k) - MIN_ECHO + 1))
+
+
+def _echo_forms(key: str) -> list[str]:
+    """The key, reversed, and its base64 encodings at the three alignments it can have inside a
+    longer encoded text (the characters its neighbours' bytes would change are left out)."""
+    forms = [key, key[::-1]]
+    data = key.encode("utf-8")
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
+        start = 4 if offset else 0  # the first group mixes in the bytes before the key
+        end = len(encoded) - 4 if (offset + len(data)) % 3 else len(encoded)  # the last, those after
+        forms += [encoded[start:end], encoded[start:end].replace("+", "-").replace("/", "_")]
+    return forms
+
+
+def redact_url(text: Any) -> Any:
+    """`text` with the userinfo of every URL in it replaced (`https://***@host`); not a string: as is."""
+    if not isinstance(text, str) or "@" not in text:
+        return text
+    return _USERINFO_RE.sub(lambda m: m.group(1) + MASK + "@", text)
 
 
 def _register_pieces(value: str) -> None:
@@ -105,13 +135,22 @@ def scrub(text: Any) -> Any:
     """
     if not isinstance(text, str) or not text:
         return text
-    text = _BEARER_RE.sub(lambda m: m.group(1) + MASK, text)
-    pattern = _pieces_re
-    if pattern is None or len(text) < MIN_ECHO:
+    text = redact_url(_BEARER_RE.sub(lambda m: m.group(1) + MASK, text))
+    pieces = _pieces
+    if not pieces or len(text) < MIN_ECHO:
         return text
+    found = []
+    for run in _RUN_RE.finditer(text):  # every start of a piece, overlapping ones included
+        word, base = run.group(), run.start()
+        found += [(base + i, base + i + MIN_ECHO) for i in range(len(word) - MIN_ECHO + 1)
+                  if word[i : i + MIN_ECHO] in pieces]  # fmt: skip
+    for run in _SPACED_RE.finditer(text):  # a piece spelt out with whitespace inside
+        where = [i for i in range(run.start(), run.end()) if not text[i].isspace()]
+        compact = "".join(text[i] for i in where)
+        found += [(where[i], where[i + MIN_ECHO - 1] + 1) for i in range(len(compact) - MIN_ECHO + 1)
+                  if compact[i : i + MIN_ECHO] in pieces]  # fmt: skip
     spans: list[list[int]] = []
-    for match in pattern.finditer(text):
-        start, end = match.start(), match.start() + len(match.group(1))
+    for start, end in sorted(found):
         if spans and start <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], end)
         else:
@@ -173,7 +212,7 @@ install_log_filter(logging.getLogger("littlekit.judge"))
 
 def _forget_all() -> None:
     """Tests only: drop every registered key."""
-    global _pieces_re
+    global _pieces
     with _lock:
         _keys.clear()
-        _pieces_re = None
+        _pieces = frozenset()
