@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
 import pickle
 import tempfile
@@ -179,18 +180,34 @@ def read_jsonl(
 ) -> Iterator[Record]:
     """Records of a JSONL file (gzip when the name ends in .gz). Blank lines are skipped, not counted.
 
-    A .gz file that is not gzip data is an InputFileError at once; one that is cut short or
+    A .gz file that is not gzip data, or a regular file of gzip data under a name without .gz, is
+    an InputFileError at once (naming the fix); one that is cut short or
     damaged is an InputFileError when the reading reaches the damage (after the lines before it).
     """
-    if str(path).lower().endswith(".gz"):
+    problem = None
+    if os.path.isfile(path) or str(path).lower().endswith(".gz"):  # a pipe is read once, not sniffed
         with open(path, "rb") as handle:
-            magic = handle.read(2)
-        if magic and magic != b"\x1f\x8b":
-            raise InputFileError(
+            problem = compression_problem(path, handle.read(2))
+    if problem:
+        raise InputFileError(problem)
+    return _jsonl_records(path, text_field, id_field, max_bytes)
+
+
+def compression_problem(path: str | os.PathLike, head: bytes) -> str | None:
+    """What is wrong when a JSONL file's name and its first bytes disagree on gzip, or None."""
+    gzipped = head[:2] == b"\x1f\x8b"
+    if str(path).lower().endswith(".gz"):
+        if head and not gzipped:
+            return (
                 f"{path} is not gzip data although its name ends in .gz; "
                 "rename it without .gz if it is plain JSONL, or compress it again"
             )
-    return _jsonl_records(path, text_field, id_field, max_bytes)
+    elif gzipped:
+        return (
+            f"{path} is gzip-compressed but its name does not end in .gz, so it would be read as plain "
+            f"text (every line unreadable); rename it to {Path(path).name}.gz"
+        )
+    return None
 
 
 def _jsonl_records(path, text_field: str, id_field: str, max_bytes: int) -> Iterator[Record]:
@@ -386,9 +403,22 @@ def json_default(value: Any) -> Any:
 
 
 def to_json_line(record: Any) -> str:
-    """One JSONL line (no newline); text with lone surrogates falls back to escaped ASCII."""
-    line = json.dumps(record, ensure_ascii=False, default=json_default)
+    """One JSONL line (no newline); text with lone surrogates falls back to escaped ASCII. NaN and
+    infinity (JSON has neither) are written as null, as the datatrove writer's orjson does."""
+    try:
+        line = json.dumps(record, ensure_ascii=False, default=json_default, allow_nan=False)
+    except ValueError:
+        return to_json_line(_finite(record))
     return line if _encodable(line) else json.dumps(record, default=json_default)
+
+
+def _finite(value: Any) -> Any:
+    """The value with each NaN or infinite number in it replaced by None (arrays, numpy scalars too)."""
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple) or hasattr(value, "tolist"):
+        return _finite(value.tolist()) if hasattr(value, "tolist") else [_finite(item) for item in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 class JsonlWriter:

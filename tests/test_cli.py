@@ -676,7 +676,10 @@ def test_executor_slurm_submits_the_job_array(tmp_path, capsys, monkeypatch):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "activate").write_text("")
-    source = write_jsonl(tmp_path / "docs.jsonl", DEFAULT_CASCADE_DOCS)
+    source = tmp_path / "docs"  # three files: a task per input file at most
+    source.mkdir()
+    for shard in range(3):
+        write_jsonl(source / f"part-{shard}.jsonl", DEFAULT_CASCADE_DOCS)
     code, stdout, stderr = run_cli(
         capsys, "filter", "--in", source, "--out", tmp_path / "kept", "--executor", "slurm",
         "--tasks", "3", "--logging-dir", tmp_path / "logs", "--slurm-partition", "cpu",

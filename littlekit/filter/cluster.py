@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from littlekit.argtypes import UsageError
 from littlekit.filter.cascade import ErrorLimit
 from littlekit.filter.parser import MAX_WORKERS, SLURM_FLAGS
-from littlekit.filter.paths import check_distinct, names_a_file
+from littlekit.filter.paths import check_distinct, folder_files, names_a_file
 from littlekit.filter.runner import (
     OutputWriteError,
     config_line,
@@ -26,7 +27,15 @@ from littlekit.filter.runner import (
     unreadable_line,
     write_report,
 )
-from littlekit.io import RecordError, input_format, read_documents
+from littlekit.io import (
+    JSONL_SUFFIXES,
+    PARQUET_SUFFIXES,
+    InputFileError,
+    RecordError,
+    compression_problem,
+    input_format,
+    read_documents,
+)
 
 
 def run_cluster(args: argparse.Namespace) -> int:
@@ -39,9 +48,15 @@ def run_cluster(args: argparse.Namespace) -> int:
     from littlekit.filter.datatrove.outputs import OutputInUse
 
     try:
-        check_apart(args.inp, args.out, args.rejected)
+        check_apart(args.inp, args.out, args.rejected, args.logging_dir)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    for flag, folder in (("--out", args.out), ("--rejected", args.rejected)):
+        if args.report is not None and folder is not None and _inside(args.report, folder):
+            raise UsageError(
+                f"--report {args.report} is inside {flag} {folder}, which holds the run's shards only "
+                "(--force replaces it as a whole): write the report elsewhere"
+            )
     check_distinct(
         [
             ("--in", args.inp, False),
@@ -52,7 +67,9 @@ def run_cluster(args: argparse.Namespace) -> int:
         files=False,
     )
     say = progress(args.quiet)
-    tasks = args.tasks or 1
+    files = _input_files(args)
+    _check_compression(files, args)
+    tasks = _tasks(args.tasks or 1, len(files), args.inp)
     runner_options = {
         "tasks": tasks,
         "workers": _workers(args.workers, tasks, say, args.executor),
@@ -64,7 +81,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.batch_rows:
         runner_options["batch_size"] = args.batch_rows
     slurm = _slurm_options(args) if args.executor == "slurm" else {}
-    say(f"input : {args.inp} -> {args.out} ({args.executor}, {runner_options['tasks']} tasks)")
+    say(f"input : {args.inp}{_files_line(files, args)} -> {args.out} ({args.executor}, {tasks:,} tasks)")
     say(config_line(names, options))
     limit = ErrorLimit(args.max_error_rate)
     written: dict[str, str] = {}  # output folder -> where its output is (beside it: not swapped in)
@@ -86,6 +103,12 @@ def run_cluster(args: argparse.Namespace) -> int:
         )
     except OutputInUse as exc:  # found before anything was written
         raise UsageError(str(exc)) from None
+    except InputFileError as exc:  # a task could not read one of its files on
+        say_failed(
+            f"{exc}. No output was swapped in or finished (see {args.logging_dir}); fix or replace the "
+            "file, then run again with a new --logging-dir (a changed input file is refused to resume)"
+        )
+        return 1
     seconds = time.perf_counter() - start
     if report is None:  # slurm: submitted, not run
         settings = ", ".join(f"{key}={value}" for key, value in slurm.items())
@@ -105,7 +128,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         report.stopped = f"at the end of the run ({report.read:,} records): {breach}"
     nothing_read = no_document_read(report)
     where = f"{args.inp}" + (f" (each such record is in {args.rejected}/input/)" if args.rejected else "")
-    unreadable = unreadable_line(report, where, _first_bad_record(args) if nothing_read else None)
+    unreadable = unreadable_line(report, where, _first_bad_record(args, files) if nothing_read else None)
     if nothing_read:
         report.stopped = unreadable
     out, rejected = (
@@ -121,6 +144,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     print(f"report  : {report_path}   logs: {args.logging_dir}")
     print(f"time    : {seconds:.1f}s")
     if report.stopped:
+        if unreadable and report.stopped != unreadable:
+            say_warning(unreadable)  # which records, and why: the failure below may be their share
         kept = f"the outputs are in {out}"
         if str(out) != str(args.out):
             kept += f" (not swapped in: the old output in {args.out} is untouched)"
@@ -152,19 +177,80 @@ def _workers(workers: int | None, tasks: int, say: Callable[[str], None], execut
 
 
 def _input_files(args) -> list[Path]:
-    """The input files the datatrove reader shares out (make_reader's glob), sorted."""
+    """The input files the datatrove reader shares out (`littlekit.filter.paths.folder_files`, the
+    rule make_reader follows), sorted; a folder without any, or with files it will not read, is
+    said before the run: refused, or warned of (with --quiet too) naming them."""
     if args.inp.is_file():
         return [args.inp]
-    fmt = None if args.format == "auto" else args.format
-    fmt = fmt or ("parquet" if next(args.inp.rglob("*.parquet"), None) else "jsonl")
-    pattern = "*.parquet" if fmt == "parquet" else "*.jsonl*"
-    return sorted(path for path in args.inp.rglob(pattern) if path.is_file())
+    files, skipped = folder_files(args.inp, None if args.format == "auto" else args.format)
+    kinds = "files of --format " + args.format if args.format != "auto" else "input files"
+    if not files:
+        raise UsageError(
+            f"--in {args.inp} holds no {kinds} (names ending in "
+            f"{', '.join(JSONL_SUFFIXES + PARQUET_SUFFIXES)}"
+            + (f"; it holds {_shown(skipped)}" if skipped else "; it is empty")
+            + ")"
+        )
+    if skipped:
+        say_warning(
+            f"{len(skipped):,} file(s) in --in {args.inp} are not read, their names not ending in an input "
+            f"suffix{'' if args.format == 'auto' else ' of --format ' + args.format}: {_shown(skipped)}"
+        )
+    return [args.inp / name for name in files]
 
 
-def _first_bad_record(args) -> str | None:
+def _inside(path: str | Path, folder: str | Path) -> bool:
+    return Path(path).resolve().is_relative_to(Path(folder).resolve())
+
+
+def _shown(names: list[str], most: int = 10) -> str:
+    return ", ".join(names[:most]) + (f", ... and {len(names) - most:,} more" if len(names) > most else "")
+
+
+def _files_line(files: list[Path], args) -> str:
+    """The input line's "(3 files: 2 jsonl, 1 parquet)" for a folder; nothing for a file."""
+    if args.inp.is_file():
+        return ""
+    counts = Counter(args.format if args.format != "auto" else input_format(path) for path in files)
+    return f" ({len(files):,} files: {', '.join(f'{n:,} {kind}' for kind, n in sorted(counts.items()))})"
+
+
+def _tasks(tasks: int, n_files: int, inp: Path) -> int:
+    """--tasks, at most one per input file: datatrove shares files out by task, so a task past the
+    number of files reads nothing (100,000 of them over 4 files ran for half an hour, empty)."""
+    if tasks <= n_files:
+        return tasks
+    say_warning(
+        f"--tasks {tasks:,} is more than the {n_files:,} input file(s) of {inp} (each task reads whole "
+        f"files); running {n_files:,} task(s): split the input into more files for more (shard_jsonl)"
+    )
+    return n_files
+
+
+def _check_compression(files: list[Path], args) -> None:
+    """UsageError naming each JSONL input file whose name and first bytes disagree on gzip (gzip
+    data named .jsonl would be read as text, every line unreadable), before anything runs."""
+    problems = []
+    for path in files:
+        fmt = args.format if args.format != "auto" else input_format(path)
+        if fmt != "jsonl":
+            continue
+        try:
+            with open(path, "rb") as handle:
+                problem = compression_problem(path, handle.read(2))
+        except OSError as exc:
+            problem = f"{path}: cannot be read: {exc.strerror or exc}"
+        if problem:
+            problems.append(problem)
+    if problems:
+        more = f"; ... and {len(problems) - 5:,} more" if len(problems) > 5 else ""
+        raise UsageError("; ".join(problems[:5]) + more)
+
+
+def _first_bad_record(args, files: list[Path]) -> str | None:
     """`FILE: line N: reason: detail` of the first record the reader could not make a document of,
     read again here (the tasks' stats count reasons, not records); None when none is found."""
-    for path in _input_files(args)[:20]:
+    for path in files[:20]:
         fmt = None if args.format == "auto" else args.format
         try:
             for record in read_documents(path, args.text_field, args.id_field, args.max_bytes, fmt):

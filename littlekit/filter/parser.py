@@ -59,7 +59,8 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         type=Path,
         metavar="PATH",
         help="local .jsonl, .jsonl.gz or .parquet; JSONL also from a pipe (/dev/stdin, with --format "
-        "jsonl); with --executor local|slurm|ray also a folder of them",
+        "jsonl); with --executor local|slurm|ray also a folder: every .jsonl, .ndjson (.gz), .parquet "
+        "or .pq file under it, mixed formats included, is read (other files are named, not read)",
     )
     only_one.add_argument(
         "--hf-dataset",
@@ -137,7 +138,9 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         metavar="FRACTION",
         default=MAX_ERROR_RATE,
         help="stop (exit 1) when more than this share of the documents entering a stage error "
-        f"(stage_error:<stage>): judged after each batch once {MIN_ERROR_DOCUMENTS} have entered it, "
+        "(stage_error:<stage>), or more than this share or one half, whichever is higher, of the records "
+        "read cannot be read as documents (bad_json, missing_text_field, ...): judged after each batch "
+        f"once {MIN_ERROR_DOCUMENTS} have entered it, "
         f"and at the end over at least {MIN_ERROR_DOCUMENTS}; what was written stays, as .partial "
         f"files, and the report says it stopped; 1 never stops (default: {MAX_ERROR_RATE})",
     )
@@ -146,8 +149,10 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         action="store_true",
         help="replace an earlier result: in process the --out file (or a folder's kept.jsonl, "
         "rejected.jsonl, report.json), --rejected and --report; with --executor local|ray output "
-        "folders holding another run's output. The new result is written beside the old one and "
-        "swapped in only once complete, so an interrupted run leaves the old one whole "
+        "folders holding another littlekit run's output. The new result is written beside the old one "
+        "and swapped in only once complete, so an interrupted run leaves the old one whole. It never "
+        "deletes anything else: a folder holding other files (the input, notes) or no "
+        ".littlekit_output.json is refused, as is an --out that contains --in or --logging-dir "
         "(default: refuse to replace)",
     )
     output.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -289,7 +294,8 @@ def _add_runner_options(p: argparse.ArgumentParser) -> None:
         "--tasks",
         type=positive_int,
         metavar="N",
-        help="datatrove tasks; input files are shared out by task (default: 1)",
+        help="datatrove tasks; input files are shared out by task, so at most one task per input "
+        "file runs (more are cut to that, with a warning) (default: 1)",
     )
     runner.add_argument(
         "--workers",

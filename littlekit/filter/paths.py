@@ -25,6 +25,34 @@ def names_a_file(path: str | Path) -> bool:
     return True
 
 
+def folder_files(folder: str | Path, fmt: str | None = None) -> tuple[list[str], list[str]]:
+    """(input files, files not read) of a folder, each relative to it ("sub/a.jsonl"), sorted.
+
+    The one rule for which files of a folder are input, whatever runs them: every file under it
+    (sub-folders included) whose name ends in a suffix `input_format` knows (.jsonl, .ndjson,
+    .jsonl.gz, .ndjson.gz, .parquet, .pq: mixed formats are all read, each file by its own name)
+    and, with `fmt`, is of that format. A hidden file or folder (".name": an editor's or a copy
+    tool's, or a run's marker) is never input; any other file (a.jsonl.partial, a.jsonl.bak,
+    notes.txt) is listed as not read.
+    """
+    found: list[str] = []
+    skipped: list[str] = []
+    root = Path(folder)
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        for name in files:
+            if name.startswith("."):
+                continue
+            relative = (Path(top) / name).relative_to(root).as_posix()
+            try:
+                kind = input_format(name)
+            except ValueError:
+                skipped.append(relative)
+                continue
+            (found if fmt is None or kind == fmt else skipped).append(relative)
+    return sorted(found), sorted(skipped)
+
+
 def output_paths(args: argparse.Namespace) -> tuple[Path, Path | None, Path | None]:
     """--out names a file, or a folder (ending in / or existing) that gets the three usual files."""
     out = Path(args.out)

@@ -15,6 +15,11 @@ folder is
     the old folder removed, only once every task has completed, so an interrupted run leaves
     the old output whole and a rerun with `force` resumes the one beside it.
 
+`force` only ever removes littlekit output: a folder it replaces must carry a marker and hold
+nothing but the files a run writes there (`<rank>.jsonl(.gz)`, `<stage>/<rank>.jsonl(.gz)`);
+one holding anything else (the input, notes, another tool's files) or no marker is refused
+(`not_ours`), before the run and again just before the swap.
+
 A folder written before markers existed (no marker, but files) is this run's when the logging
 directory's manifest is this run's (a run started before and resumed now); else it is another
 run's. An empty folder, or one holding only a marker, is free. Local folders only: a remote
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +43,7 @@ OWNER = OUTPUT_MARKER  # hidden, and no *.jsonl* name: readers of the folder ski
 STAGING = ".partial"  # <folder>.partial/: a forced run's output until it is swapped in
 REPLACED = ".replaced"  # <folder>.replaced/: the old output while the new one is swapped in
 SHOWN = 10  # files named in a refusal
+RUN_FILE = re.compile(r"(?:[^/]+/)?\d{5}\.jsonl(?:\.gz)?")  # <rank>.jsonl.gz, <stage>/<rank>.jsonl.gz
 
 
 class OutputInUse(ValueError):
@@ -122,6 +129,32 @@ def foreign_files(
     return files
 
 
+def not_ours(folder: str | os.PathLike) -> list[str]:
+    """The files in `folder` that no littlekit run writes there, which `force` must never remove:
+    every file when the folder has no (readable) marker, else those other than the marker and
+    `<rank>.jsonl(.gz)` shards (in a sub-folder per stage for a rejected folder); empty when the
+    folder is absent or holds littlekit output only."""
+    folder = Path(folder)
+    if not folder.exists() and not folder.is_symlink():
+        return []
+    if not folder.is_dir():
+        return [f"{folder.name} (a file, not a folder)"]
+    files = _files(folder)
+    if not _marker(folder):
+        return files
+    return [name for name in files if not RUN_FILE.fullmatch(name) and not name.startswith(".littlekit")]
+
+
+def not_ours_refusal(folder: str | os.PathLike, files: list[str], label: str = "output folder") -> str:
+    shown = ", ".join(files[:SHOWN]) + (f", ... and {len(files) - SHOWN} more" if len(files) > SHOWN else "")
+    marked = "" if _marker(Path(folder)) or not Path(folder).is_dir() else f" and no {OWNER}"
+    return (
+        f"{label} {folder} holds files that are not littlekit output ({shown}){marked}; --force "
+        f"(force=True) replaces only a folder of a littlekit run's output (its <rank>.jsonl.gz files and "
+        f"{OWNER}) and never removes anything else: move those files away, or give a new output folder"
+    )
+
+
 def describe_owner(folder: str | os.PathLike) -> str:
     """A few words on the run that wrote the folder, from its marker."""
     marker = _marker(Path(folder))
@@ -165,10 +198,11 @@ def staging_for(folder: str | os.PathLike, identity: Mapping[str, Any]) -> Path:
     something that is not a littlekit staging folder has that name."""
     staging = staging_folder(folder)
     if foreign_files(staging, identity):
-        if _marker(staging) is None:
+        unowned = not_ours(staging)
+        if unowned:
             raise OutputInUse(
-                f"{staging} exists and is not a littlekit run's; move it away so that the new output "
-                f"can be written there before it replaces {folder}"
+                f"{staging} exists and is not a littlekit run's ({', '.join(unowned[:SHOWN])}); move it "
+                f"away so that the new output can be written there before it replaces {folder}"
             )
         shutil.rmtree(staging)  # an unfinished forced run with other settings: nothing to keep
     return staging
@@ -176,14 +210,23 @@ def staging_for(folder: str | os.PathLike, identity: Mapping[str, Any]) -> Path:
 
 def swap_in(staging: str | os.PathLike, folder: str | os.PathLike) -> None:
     """Put the finished `staging` folder in place of `folder`: the old one is renamed aside, the new
-    one renamed into place, then the old one removed."""
+    one renamed into place, then the old one removed. OutputInUse, before anything moves, when the
+    old folder (or a `<folder>.replaced/` left behind) holds anything but littlekit output."""
     staging, folder = Path(staging), Path(folder)
     old = folder.with_name(folder.name + REPLACED)
+    check_replaceable([old, folder])
     _remove(old)
     if folder.exists() or folder.is_symlink():
         os.replace(folder, old)
     os.replace(staging, folder)
     _remove(old)
+
+
+def check_replaceable(folders: list[str | os.PathLike]) -> None:
+    """OutputInUse naming every folder of `folders` that holds files `force` must not remove."""
+    refused = [not_ours_refusal(folder, files) for folder in folders if (files := not_ours(folder))]
+    if refused:
+        raise OutputInUse("; ".join(refused))
 
 
 def _remove(path: Path) -> None:
@@ -216,6 +259,8 @@ def plan_outputs(
         resumable = _marker(staging) is not None and not foreign_files(staging, identity)
         if foreign and not force:
             refused.append(refusal(folder, foreign, tasks or manifest.get("tasks", 0)))
+        elif foreign and not_ours(folder):  # force replaces littlekit output only
+            refused.append(not_ours_refusal(folder, not_ours(folder)))
         elif foreign or resumable:
             where[str(folder)] = str(staging_for(folder, identity))
     if refused:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Mapping, Sequence
+from itertools import permutations
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from littlekit.filter.datatrove.blocks import (
 from littlekit.filter.datatrove.children import children_die_with_this_process
 from littlekit.filter.datatrove.outputs import (
     OutputInUse,
+    check_replaceable,
     claim,
     is_local,
     plan_outputs,
@@ -102,14 +104,35 @@ def build_datatrove_pipeline(
     return blocks
 
 
-def check_apart(inp: str | os.PathLike, output_dir: str | os.PathLike, rejected_dir=None) -> None:
-    """ValueError when an output folder is inside the input folder (a rerun would read it back)."""
+def check_apart(
+    inp: str | os.PathLike, output_dir: str | os.PathLike, rejected_dir=None, logging_dir=None
+) -> None:
+    """ValueError when the run's folders overlap: an output folder inside the input folder (a rerun
+    would read it back), the input (file or folder) or the logging directory inside an output
+    folder, or one output folder inside the other. An output folder is this run's alone: a forced
+    run replaces it as a whole, so nothing else may live in it."""
+    outputs = [("output folder", output_dir), ("rejected folder", rejected_dir)]
+    outputs = [(label, folder, Path(folder).resolve()) for label, folder in outputs if _local(folder)]
     source = Path(inp).resolve()
-    if not source.is_dir():
-        return
-    for out in (output_dir, rejected_dir):
-        if out is not None and Path(out).resolve().is_relative_to(source):
-            raise ValueError(f"output folder {out} is inside the input folder {inp}")
+    if source.is_dir():
+        for label, folder, resolved in outputs:
+            if resolved.is_relative_to(source):
+                raise ValueError(f"{label} {folder} is inside the input folder {inp}")
+    inside = [("the input", inp)] + ([("the logging directory", logging_dir)] if _local(logging_dir) else [])
+    for label, folder, resolved in outputs:
+        for what, path in inside:
+            if Path(path).resolve().is_relative_to(resolved):
+                raise ValueError(
+                    f"{what} {path} is inside the {label} {folder}, which holds this run's output only "
+                    "(a forced run replaces it as a whole): give an output folder outside it"
+                )
+    for (label, folder, resolved), (other, path, around) in permutations(outputs, 2):
+        if resolved != around and resolved.is_relative_to(around):  # one folder for both: check_distinct's
+            raise ValueError(f"the {label} {folder} is inside the {other} {path}: give each its own folder")
+
+
+def _local(folder) -> bool:
+    return folder is not None and "://" not in str(folder)
 
 
 def shard_jsonl(path: str | os.PathLike, out_dir: str | os.PathLike, n_files: int) -> list[Path]:
@@ -235,6 +258,7 @@ def filter_with_datatrove(
             artifacts=artifacts,
         )
 
+    check_apart(inp, out, rejected_dir, logging_dir)  # before any file is made in them
     pipeline = pipeline_into(out, rejected_dir)
     manifest = describe_run(pipeline, tasks)
     folders = [out] if rejected_dir is None else [out, rejected_dir]
@@ -268,6 +292,7 @@ def filter_with_datatrove(
             )
         accept = swap_if or (lambda report: not (report.read and report.input_errors == report.read))
         if accept(report):
+            check_replaceable(list(staged))  # files put in the old folders during the run: none removed
             for final, target in staged.items():
                 swap_in(target, final)
             write_manifest(runner.logging_dir, manifest)  # the run is now the one in the final folders

@@ -13,13 +13,16 @@ from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
 
 from littlekit.filter.datatrove.blocks import DETAIL_KEY, ERROR_KEY, SafeDocStats, set_aside
+from littlekit.filter.paths import folder_files
 from littlekit.io import (
     BAD_ENCODING,
     BAD_JSON,
     DEFAULT_MAX_BYTES,
     PREVIEW_CHARS,
     TOO_LARGE,
+    InputFileError,
     RecordError,
+    compression_problem,
     input_format,
     record_to_document,
 )
@@ -102,6 +105,85 @@ class LittleKitParquetReader(SafeDocStats, ParquetReader):
         return _to_datatrove(data, source_file, int(id_in_file), self.text_key, self.id_key, self.max_bytes)
 
 
+class LittleKitInputReader(LittleKitJsonlReader):
+    """The input files of a run, each read by its own format: a JSONL file as LittleKitJsonlReader
+    reads it, a Parquet file as LittleKitParquetReader does, so a folder of mixed formats is read
+    whole. `files` (relative to `data_folder`): the ones given, else the folder's input files by
+    `littlekit.filter.paths.folder_files`, listed when asked (the manifest, each task), as
+    datatrove's readers list theirs.
+
+    Task `rank` of `world_size` reads files[rank::world_size], datatrove's own sharding of a
+    sorted listing. A file that cannot be read on (cut-short gzip, damaged Parquet, gzip data
+    under a name without .gz) ends the task with an InputFileError naming it, how far it was read
+    and what to do, rather than a bare EOFError or ArrowInvalid.
+    """
+
+    def __init__(
+        self,
+        data_folder,
+        files: list[str] | None = None,
+        *,
+        input_format: str | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        batch_size: int = 1000,
+        **kwargs: Any,
+    ):
+        super().__init__(data_folder, max_bytes=max_bytes, **kwargs)
+        self.given_files = None if files is None else list(files)
+        self.input_format = input_format
+        self.batch_size = batch_size  # Parquet record batches, as ParquetReader's
+        self.read_metadata = True
+
+    @property
+    def files(self) -> list[str]:
+        if self.given_files is not None:
+            return self.given_files
+        return folder_files(self.data_folder.path, self.input_format)[0]
+
+    def run(self, data=None, rank: int = 0, world_size: int = 1):
+        if data:
+            yield from data
+        for document in self.read_files_shard(self.files[rank::world_size]):
+            self.update_doc_stats(document)
+            yield document
+
+    def read_file(self, filepath: str) -> Iterator[DTDocument]:
+        fmt = self.input_format or input_format(filepath)
+        shown = self.data_folder.resolve_paths(filepath)
+        read = 0
+        try:
+            if fmt == "parquet":
+                documents = ParquetReader.read_file(self, filepath)
+            else:
+                with self.data_folder.open(filepath, "rb") as handle:
+                    problem = compression_problem(filepath, handle.read(2))
+                if problem:
+                    raise InputFileError(problem.replace(filepath, shown, 1))
+                documents = LittleKitJsonlReader.read_file(self, filepath)
+            for document in documents:
+                read += 1
+                yield document
+        except InputFileError:
+            raise
+        except Exception as exc:  # EOFError, zlib.error, ArrowInvalid, OSError, ...
+            raise InputFileError(_unreadable(shown, fmt, read, exc)) from exc
+
+    def get_document_from_dict(self, data: dict, source_file: str, id_in_file: int | str) -> DTDocument:
+        return _to_datatrove(data, source_file, int(id_in_file), self.text_key, self.id_key, self.max_bytes)
+
+
+def _unreadable(path: str, fmt: str, read: int, exc: Exception) -> str:
+    where = f"after {read:,} records (those were read)" if read else "before its first record"
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    if fmt == "parquet":
+        fix = "it is not a whole Parquet file: write or fetch it again"
+    elif path.lower().endswith(".gz"):
+        fix = f"its gzip data is cut short or damaged: fetch or compress it again (`gzip -t {path}` checks)"
+    else:
+        fix = "fix or replace the file"
+    return f"input file {path} cannot be read on, {where} ({detail}); {fix}"
+
+
 def make_reader(
     path: str | os.PathLike,
     text_key: str = "text",
@@ -109,26 +191,26 @@ def make_reader(
     input_format: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> PipelineStep:
-    """A reader of one file, or of every .jsonl(.gz) or .parquet file under a folder.
+    """A reader of one file, or of the input files of a folder (`littlekit.filter.paths.folder_files`:
+    every .jsonl, .ndjson, .parquet, ... file under it, gzipped or not, mixed formats included,
+    and nothing else), each file read by its own format unless `input_format` is given (a folder
+    is then read for the files of that format only).
 
     datatrove shards by file (task r reads files r, r + tasks, ...), so a run has at most as
     many busy tasks as input files: split a big single file first (`shard_jsonl`).
     """
     path = Path(path)
     if path.is_file():
-        folder, glob = path.parent, path.name
-        fmt = input_format or _format_of(path.name)
+        folder, files = path.parent, [path.name]
+        input_format = input_format or _format_of(path.name)
     elif path.is_dir():
-        fmt = input_format or ("parquet" if next(path.rglob("*.parquet"), None) else "jsonl")
-        folder, glob = path, "**/*.parquet" if fmt == "parquet" else "**/*.jsonl*"
+        folder, files = path, None  # listed when read: folder_files
     else:
         raise FileNotFoundError(f"input {path} is neither a file nor a folder")
-    common = {"text_key": text_key, "id_key": id_key, "glob_pattern": glob, "max_bytes": max_bytes}
-    if fmt == "jsonl":
-        return LittleKitJsonlReader(str(folder), **common)
-    if fmt == "parquet":
-        return LittleKitParquetReader(str(folder), **common)
-    raise ValueError(f"unknown input format {fmt!r} (expected jsonl or parquet)")
+    if input_format not in (None, "jsonl", "parquet"):
+        raise ValueError(f"unknown input format {input_format!r} (expected jsonl or parquet)")
+    common = {"text_key": text_key, "id_key": id_key, "max_bytes": max_bytes, "input_format": input_format}
+    return LittleKitInputReader(str(folder), files, **common)
 
 
 def _format_of(name: str) -> str:

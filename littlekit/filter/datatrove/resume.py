@@ -39,12 +39,15 @@ def describe_run(pipeline: Sequence[PipelineStep], tasks: int) -> dict[str, Any]
             entry["glob_pattern"] = step.glob_pattern  # it selects the files, hence each task's shard
         # a paths_file reader reads the files that file lists, so there is no folder listing to record
         if isinstance(step, BaseDiskReader) and not step.paths_file:
-            files = step.data_folder.list_files(recursive=step.recursive, glob_pattern=step.glob_pattern)
+            files = getattr(step, "files", None)  # LittleKitInputReader's: listed once, by the driver
+            listed = files is None
+            if listed:
+                files = step.data_folder.list_files(recursive=step.recursive, glob_pattern=step.glob_pattern)
             entry["files"] = len(files)  # files added or removed would reshard the input
             # the names too: a rename, at the same count, moves files between tasks' shards
             entry["files_sha256"] = hashlib.sha256("\n".join(files).encode()).hexdigest()
             inputs[step.data_folder.path] = input_identities(
-                step.data_folder, files, step.recursive, step.glob_pattern
+                step.data_folder, files, step.recursive, step.glob_pattern, listed=listed
             )
         steps.append(entry)
     # tasks: datatrove deals files out by rank, so another task count reshards the input
@@ -56,19 +59,27 @@ _CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "blob_id", "sha256", "che
 
 
 def input_identities(
-    folder: DataFolder, files: Sequence[str], recursive: bool = True, glob_pattern: str | None = None
+    folder: DataFolder,
+    files: Sequence[str],
+    recursive: bool = True,
+    glob_pattern: str | None = None,
+    *,
+    listed: bool = True,
 ) -> dict[str, dict]:
     """{file: {"size", "modified"[, "checksum"]}} for each of `files` (relative to `folder`).
 
     From one listing, the one `DataFolder.list_files` makes for the same `glob_pattern` (a local
     stat per file, an object store's LIST), so no input byte is read: `modified` is the
     modification time (local: seconds since the epoch), `checksum` the store's ETag or hash where
-    the listing carries one (S3, GCS, the Hub), never computed here.
+    the listing carries one (S3, GCS, the Hub), never computed here. Not `listed` (the files were
+    listed already: one file of a big folder, LittleKitInputReader's), each file is looked up alone.
     """
     maxdepth = None if recursive else 1  # the depth list_files lists with, so both see the same files
     if glob_pattern and not has_magic(glob_pattern):
         glob_pattern = f"*{glob_pattern}"  # as list_files does
-    if glob_pattern:
+    if not listed:
+        listing = {}
+    elif glob_pattern:
         listing = folder.glob(glob_pattern, maxdepth=maxdepth, detail=True)
     else:
         listing = folder.find("", maxdepth=maxdepth, detail=True)
