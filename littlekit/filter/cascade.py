@@ -14,7 +14,9 @@ bad document cannot take its neighbours with it. Any other stage is scored one d
 (the base's `score_batch` loop, with each document's error kept to that document).
 
 An `ErrorLimit` (`littlekit filter --max-error-rate`) stops a run whose stages error on too many
-documents: a truncated model that loads but raises on every text must not finish "successfully".
+documents: a truncated model that loads but raises on every text must not finish "successfully",
+nor an input most of whose records cannot be read (more than MAX_UNREADABLE_RATE, or than the
+limit if higher, of the records read).
 It is judged per stage, on the share of the documents entering the stage that errored: after each
 batch once at least `min_documents` have entered, and at the end of the input over
 max(entered, min_documents), so a small input with one stray error passes and one whose every
@@ -47,6 +49,7 @@ STAGE_ERROR = "stage_error"
 MAX_DETAIL = 500
 MAX_ERROR_RATE = 0.01  # littlekit filter --max-error-rate: the share of a stage's documents
 MIN_ERROR_DOCUMENTS = 100  # judged mid-run once this many entered the stage; at the end over at least this
+MAX_UNREADABLE_RATE = 0.5  # records read that are not documents; --max-error-rate may only raise it
 
 
 @dataclass(slots=True)
@@ -274,7 +277,21 @@ class ErrorLimit:
             raise ValueError(f"min_documents must be at least 1, got {self.min_documents}")
 
     def breach(self, report: CascadeReport, final: bool) -> str | None:
-        """Why the report's stage errors are over the limit, or None. final: the input is done."""
+        """Why the report's errors are over the limit, or None. final: the input is done.
+
+        The records that never became documents (bad JSON, no text field, ...) count too, as a
+        share of the records read, against max(max_rate, MAX_UNREADABLE_RATE): an input mostly
+        unreadable (the wrong format or --text-field) is not a successful run, while the odd
+        empty or broken record of a real corpus is only counted."""
+        errors, read = report.input_errors, report.read
+        rate = max(self.max_rate, MAX_UNREADABLE_RATE)
+        if errors and (final or read >= self.min_documents) and errors > rate * max(read, self.min_documents):
+            return (
+                f"{errors:,} of the {read:,} records read could not be read as documents "
+                f"({100 * errors / read:.1f}%, over the {rate:g} allowed"
+                + ("" if final else f", judged once {self.min_documents:,} had been read")
+                + ")"
+            )
         for row in report.retention():
             if not row.errored or (not final and row.n_in < self.min_documents):
                 continue

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from littlekit.filter.aoa import P95_MAX_AOA
+
 FILTER_CONFIG = "filter_config.json"
 THRESHOLD_OPTIONS = ("fasttext_min_k5_prob", "encoder_min_k5_prob")
 CLASSIFIER_STAGES = {"fasttext": "fasttext_min_k5_prob", "encoder": "encoder_min_k5_prob"}
@@ -43,8 +45,12 @@ class OperatingPoint:
             if value is not None and not (_is_number(value) and 0.0 <= value <= 1.0):
                 raise ValueError(f"{name} must be a probability between 0 and 1 or null, got {value!r}")
         aoa = self.max_aoa
-        if aoa is not None and not (_is_number(aoa) and aoa > 0):
-            raise ValueError(f"max_aoa must be a positive number of years or null, got {aoa!r}")
+        if aoa is not None and not (_is_number(aoa) and 0 < aoa <= P95_MAX_AOA):
+            raise ValueError(
+                f"max_aoa must be a number of years in (0, {P95_MAX_AOA:g}] or null, got {aoa!r} (an "
+                f"operating point only tightens stage 1's released maximum, {P95_MAX_AOA:g}; --max-aoa "
+                "sets any other)"
+            )
         share = self.min_blocked_share
         if share is not None and not (_is_number(share) and 0.0 < share <= 1.0):
             raise ValueError(f"min_blocked_share must be a share in (0, 1] or null, got {share!r}")
@@ -102,7 +108,7 @@ class OperatingPoint:
         """Read DIR/filter_config.json; ValueError naming the file when it is malformed."""
         path = config_path(root)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
             unknown = set(data) - {f.name for f in cls.__dataclass_fields__.values()}
@@ -111,6 +117,17 @@ class OperatingPoint:
             return cls(**data)
         except (ValueError, TypeError) as error:
             raise ValueError(f"{path} is not a valid filter config: {error}") from error
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; ValueError for a key given twice (json keeps the last one
+    silently, so a hand edit that adds a line instead of changing one would pass unseen)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"key {key!r} is given twice")
+        found[key] = value
+    return found
 
 
 def _is_number(value: Any) -> bool:

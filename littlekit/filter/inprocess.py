@@ -202,7 +202,7 @@ def _stream(args, fmt, records, stages, out, rejected, report_path, options, say
         source = args.hf_dataset or str(args.inp)
         first = None if first_unreadable is None else _describe(first_unreadable)
         unreadable = unreadable_line(report, source, first)
-        if report.stopped is None and no_document_read(report):
+        if no_document_read(report) and not (report.stopped or "").startswith("the input could not be read"):
             report.stopped = unreadable  # nothing came through: a failed run, not an empty result
         ok = True
     finally:
@@ -235,9 +235,14 @@ def _stream(args, fmt, records, stages, out, rejected, report_path, options, say
     print(f"time    : {seconds:.1f}s")
     if string_fields:
         fields = ", ".join(f"{name} ({'/'.join(kinds)})" for name, kinds in string_fields.items())
-        say(f"parquet: fields whose values have no common type were written as strings: {fields}")
+        say_warning(  # values changed type in the output: said with --quiet too
+            f"{out.name}: Parquet holds one type per column, so the fields whose values have none in "
+            f"common were written as strings (1 as '1'; listed in the report): {fields}"
+        )
     report.check()
     if report.stopped:
+        if unreadable and report.stopped != unreadable:
+            say_warning(unreadable)  # which records, and why: the failure below may be their share
         written = f"{kept_at}" + (f" and {rejected_at}" if rejected_at else "")
         if "could not be read on" in report.stopped:
             hint = "; fix or replace the input file"

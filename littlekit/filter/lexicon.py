@@ -86,6 +86,10 @@ def read_aoa_table(path: str | os.PathLike) -> dict[str, float]:
     table = pd.DataFrame({"word": words, "aoa": aoa}).dropna().drop_duplicates("word")
     if table.empty:
         raise ValueError(f"AoA table {path} has no usable (word, aoa) rows")
+    negative = table[table["aoa"] < 0]
+    if len(negative):  # ages in years: a sign flip or a centred column would keep every word
+        shown = [f"{w} {a:g}" for w, a in zip(negative["word"][:3], negative["aoa"][:3], strict=True)]
+        raise ValueError(f"AoA table {path} has {len(negative):,} negative ages (years), e.g. {shown}")
     # Plain str and float (not numpy scalars) keep the hot path on CPython's fast paths.
     return dict(zip(table["word"].tolist(), table["aoa"].tolist(), strict=True))
 

@@ -39,12 +39,14 @@ from littlekit.filter.artifacts import (
     stage_list,
     stage_options_from_artifacts,
 )
+from littlekit.filter.filter_config import FILTER_CONFIG, read_operating_point
 from littlekit.filter.registry import StageOptions
 
 OPTION_NAMES: tuple[str, ...] = tuple(field.name for field in fields(StageOptions))
 PATH_OPTIONS: dict[str, str] = {artifact.option: artifact.stage for artifact in ARTIFACTS}  # option -> stage
 RELEASED = "released"  # a threshold's value for the released rule (overrides filter_config.json)
 HUB_OR_FOLDER = "encoder_model"  # a transformers model: a local folder or a Hub id, never a file
+NO_DEFAULT_FILE = ("fasttext_model", "encoder_model")  # stages 2 and 3 have no embedded model
 
 
 class OptionsError(ValueError):
@@ -92,7 +94,28 @@ def resolve_stage_options(
     elif problems:
         raise OptionsError("; ".join(problems))
     values.update({option: None if path is None else str(path) for option, path in paths.items()})
-    return StageOptions(**{**from_dir, **values})  # a given option wins over the directory's
+    options = StageOptions(**{**from_dir, **values})  # a given option wins over the directory's
+    if check_files:
+        _check_required(stage_list(stages), options)
+    return options
+
+
+def _check_required(names: list[str], options: StageOptions) -> None:
+    """OptionsError naming, at once, every stage that needs a file no option gives (without
+    --artifacts, `--stages all` needs both classifiers' models)."""
+    missing = [
+        (stage, option)
+        for option, stage in PATH_OPTIONS.items()
+        if option in NO_DEFAULT_FILE and stage in names and getattr(options, option) is None
+    ]
+    if missing:
+        needs = "; ".join(
+            f"stage {stage!r} needs {option} (command line: {flag(option)} PATH)" for stage, option in missing
+        )
+        raise OptionsError(
+            f"--stages {','.join(names)} cannot run: {needs} (or --artifacts DIR, a directory in the "
+            "layout of littlekit.filter.artifacts holding them: `littlekit fit all --out DIR` makes one)"
+        )
 
 
 def _is_released(value: Any) -> bool:
@@ -141,6 +164,35 @@ def _from_directory(
             + f" (layout: littlekit.filter.artifacts; {flags} give a file in place of the directory's)"
         )
     return stage_options_from_artifacts(root, wanted) if wanted else {}
+
+
+def config_values_not_applied(
+    stages: Sequence[str], given: Mapping[str, Any], artifacts: str | os.PathLike | None
+) -> list[str]:
+    """One line per value of the artifacts directory's filter_config.json left out because a file
+    given for its stage (--aoa-table, --fasttext-model, ...) replaces the directory's: the
+    operating point was chosen with the directory's files, so it is not applied to another one
+    (`resolve_stage_options`), and this says so rather than dropping it silently."""
+    if artifacts is None:
+        return []
+    try:
+        point = read_operating_point(artifacts)
+    except ValueError:
+        return []  # resolve_stage_options has refused it already
+    if point is None:
+        return []
+    lines = []
+    for option, stage in PATH_OPTIONS.items():
+        if given.get(option) is None or stage not in stages:
+            continue
+        for name, value in point.stage_options([stage]).items():
+            if value is not None and given.get(name) is None:
+                lines.append(
+                    f"{flag(option)} replaces the {stage} stage's file of --artifacts {artifacts}, so its "
+                    f"{FILTER_CONFIG}'s {name} {value:g} (chosen with that file) is not applied; pass "
+                    f"{flag(name)} {value:g} to apply it"
+                )
+    return lines
 
 
 def given_flags(namespace: Any) -> dict[str, Any]:

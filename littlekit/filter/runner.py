@@ -16,7 +16,7 @@ from littlekit.filter.artifacts import (
     stage_list,
 )
 from littlekit.filter.cascade import STAGE_ERROR, CascadeReport
-from littlekit.filter.options import given_flags, resolve_stage_options
+from littlekit.filter.options import config_values_not_applied, given_flags, resolve_stage_options
 from littlekit.filter.registry import (
     StageOptions,
     check_gate_order,
@@ -37,11 +37,14 @@ def options_from_args(args: argparse.Namespace, names: list[str]) -> StageOption
 
     Every missing file (explicit or in the directory) is reported at once, in one message.
     """
+    given = given_flags(args)
     try:
-        options = resolve_stage_options(names, given_flags(args), args.artifacts, check_files=True)
+        options = resolve_stage_options(names, given, args.artifacts, check_files=True)
         check_gate_order(names, options)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    for line in config_values_not_applied(names, given, args.artifacts):
+        say_warning(line)
     return options
 
 
