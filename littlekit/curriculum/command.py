@@ -12,7 +12,9 @@ constraints hold); `--mathcamps-root` writes the records as a MathCAMPS data roo
 `littlekit.evals.mathcamps`. An existing output is never overwritten without `--force`; every
 output is checked before any problem is made (not a folder, no two of them one file, through a
 symlink or a hard link, each one's folder writable), and --per-unit is at most
-1,000,000 (the records are held in memory, a few kB each, until they are written).
+1,000,000 (the records are held in memory, a few kB each, until they are written). The outputs
+are held while the command runs (`littlekit.swap.hold_output`): a second run into one of them is
+refused with the first one's pid.
 """
 
 from __future__ import annotations
@@ -93,9 +95,10 @@ def _units(spec: str):
 
 def _check_outputs(args: argparse.Namespace) -> list[Path]:
     """Every file the command will write, checked before any work: none a folder, no two of them
-    one file (symlinks and hard links included), none existing without --force, each writable."""
+    one file (symlinks and hard links included), none being written by a live run, none existing
+    without --force, each writable."""
     from littlekit.curriculum.export import MATHCAMPS_FILE
-    from littlekit.swap import same_file, unwritable
+    from littlekit.swap import check_not_held, same_file, unwritable
 
     if args.out is None:
         raise UsageError("--out FILE.jsonl is required (or --list)", PROG)
@@ -114,6 +117,7 @@ def _check_outputs(args: argparse.Namespace) -> list[Path]:
     for flag, path in named:
         if path.is_dir():
             raise UsageError(f"{flag} {path} is a folder; give a file name", PROG)
+        check_not_held(path, PROG, flag)  # a live run writing it is told of first
         if (path.exists() or path.is_symlink()) and not args.force:
             raise UsageError(f"{flag} {path} exists; pass --force to overwrite it", PROG)
         if problem := unwritable(path):
@@ -138,7 +142,16 @@ def run_curriculum_command(args: argparse.Namespace) -> int:
         print_units()
         return 0
     units = _units(args.units)
-    _check_outputs(args)
+    outputs = _check_outputs(args)
+    from littlekit.swap import hold_outputs
+
+    # one run per output: a second run into any of them is refused while this one runs
+    with hold_outputs([(None, path) for path in outputs], PROG):
+        return _write(args, units)
+
+
+def _write(args: argparse.Namespace, units) -> int:
+    """Generate, verify and write the records (the outputs held)."""
     from littlekit.curriculum import audit, export
     from littlekit.curriculum.generate import CurriculumError, generate
 

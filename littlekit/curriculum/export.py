@@ -2,8 +2,9 @@
 for `littlekit.evals.mathcamps`, and pretraining mixtures.
 
 - `write_jsonl`: one `json.dumps` line per record, keys in the record's fixed order, UTF-8 as is
-  (`ensure_ascii=False`), `\\n` endings; written to a temporary file then renamed, and never over
-  an existing file unless `force`. The same records give the same bytes, so the same seed does.
+  (`ensure_ascii=False`), `\\n` endings; written to a file of this process's own beside it, then
+  renamed (`littlekit.swap.file_beside`), and never over an existing file unless `force`. The
+  same records give the same bytes, so the same seed does.
   A NaN or infinity in a record is refused (ValueError naming the record), never written as the
   `NaN` / `Infinity` tokens no strict JSON reader takes: no record here should hold one.
 - `to_mathcamps` / `write_mathcamps_root`: records as MathCAMPS rows (`id, standard, statement,
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from littlekit.curriculum.registry import GRADE_ORDER
+from littlekit.swap import file_beside
 
 ORDERS: tuple[str, ...] = ("unit", "curriculum", "uniform")
 MATHCAMPS_FILE = "mathcamps/mathcamps.jsonl"
@@ -53,17 +55,12 @@ def write_jsonl(records: Iterable[dict[str, Any]], path: str | os.PathLike, forc
     if path.exists() and not force:
         raise FileExistsError(f"{path} exists; pass force=True (--force) to overwrite it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
     count = 0
-    try:
-        with partial.open("w", encoding="utf-8", newline="\n") as handle:
-            for record in records:
-                handle.write(_line(record, count + 1, path) + "\n")
-                count += 1
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, path)
+    # this process's own NAME.partial-<pid>.SUFFIX, renamed onto path once every line is written
+    with file_beside(path) as partial, partial.open("w", encoding="utf-8", newline="\n") as handle:
+        for record in records:
+            handle.write(_line(record, count + 1, path) + "\n")
+            count += 1
     return count
 
 

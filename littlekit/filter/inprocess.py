@@ -49,6 +49,7 @@ from littlekit.io import (
     read_documents,
     read_hf,
 )
+from littlekit.swap import hold_outputs
 
 
 def run_inprocess(args: argparse.Namespace) -> int:
@@ -64,6 +65,13 @@ def run_inprocess(args: argparse.Namespace) -> int:
     named = named_paths(args, out, rejected, report_path)
     check_distinct(named)
     check_rejected_name(args.rejected)
+    # one run per output: a second run into any of them is refused while this one runs
+    with hold_outputs([(flag, path) for flag, path, _ in named if flag != "--in"], "littlekit filter"):
+        return _run_held(args, fmt, out, rejected, report_path, named)
+
+
+def _run_held(args, fmt: str, out: Path, rejected: Path | None, report_path: Path | None, named) -> int:
+    """The run, its outputs held: the finished results it would replace, the stages, the stream."""
     check_replaceable(named, args.force, args.out)
     names = stage_names_from(args.stages)
     options = options_from_args(args, names)

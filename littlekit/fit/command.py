@@ -69,7 +69,7 @@ from littlekit.fit.recipe_word_table import (
     word_table_from_outcomes,
 )
 from littlekit.fit.steps import FASTTEXT_POINT, finished, made_from_any, remove_step
-from littlekit.swap import file_beside, staged_folder
+from littlekit.swap import file_beside, hold_output, restore_interrupted_swap, staged_folder
 
 STEPS = ("labels", "aoa", "fasttext", "encoder", "operating-point", "word-table")
 
@@ -250,23 +250,42 @@ def run_fit(fit: Fit, steps: tuple[str, ...], force: bool = False) -> None:
     step is done (an error or an interruption leaves the folder as it was); `all` also writes the
     artifacts README. A step whose product is there already is refused unless `force`; refitting
     one takes the steps made from it out of the folder (`littlekit.fit.steps`)."""
-    done = [step for step in steps if finished(step, fit.artifacts, fit.run)]
-    if done and not force:
-        raise FileExistsError(
-            f"{fit.artifacts} (run folder {fit.run}) already holds what `littlekit fit {' '.join(done)}` "
-            "makes; pass --force to fit it again (the folder is swapped only once the new fit is complete)"
-        )
     target, say = fit.artifacts, fit.say
-    with staged_folder(target) as staging:
-        fit.artifacts = staging
-        fit.say = lambda line: say(line.replace(str(staging), str(target)))
-        try:
-            _remove_replaced(fit, steps)
-            _run_steps(fit, steps)
-            readme = write_artifacts_readme(fit.artifacts, fit.notes)
-        finally:
-            fit.artifacts, fit.say = target, say
+    # one fit per artifacts folder: a second one is refused while this one runs (staged_folder
+    # holds it too; held here first, so that the second is told of this one, not of what is there)
+    with hold_output(target, "littlekit fit", "--out"):
+        restore_interrupted_swap(target, held=True)  # a killed fit's staging goes, whatever its pid now
+        done = [step for step in steps if finished(step, fit.artifacts, fit.run)]
+        if done and not force:
+            raise FileExistsError(
+                f"{fit.artifacts} (run folder {fit.run}) already holds what `littlekit fit "
+                f"{' '.join(done)}` makes; pass --force to fit it again (the folder is swapped only once "
+                "the new fit is complete)"
+            )
+        with staged_folder(target) as staging:
+            fit.artifacts = staging
+            fit.say = lambda line: say(line.replace(str(staging), str(target)))
+            try:
+                _remove_replaced(fit, steps)
+                _run_steps(fit, steps)
+                readme = write_artifacts_readme(fit.artifacts, fit.notes)
+            except BaseException as error:  # the staging folder is removed: name the folder itself
+                _name_target(error, staging, target)
+                raise
+            finally:
+                fit.artifacts, fit.say = target, say
     fit.say(f"wrote {target / readme.name}")
+
+
+def _name_target(error: BaseException, staging: Path, target: Path) -> None:
+    """Rewrite the staging folder's path in `error`'s message (a MissingProduct naming a file in
+    it, say) as the artifacts folder's: the staging folder is gone once the error is seen."""
+    old, new = str(staging), str(target)
+    error.args = tuple(arg.replace(old, new) if isinstance(arg, str) else arg for arg in error.args)
+    for name in ("strerror", "filename", "filename2"):  # an OSError's message and file names
+        value = getattr(error, name, None)
+        if isinstance(value, str):
+            setattr(error, name, value.replace(old, new))
 
 
 def _remove_replaced(fit: Fit, steps: tuple[str, ...]) -> None:

@@ -41,6 +41,7 @@ from littlekit.filter.registry import StageOptions, check_gate_order, stage_name
 from littlekit.io import (
     DEFAULT_MAX_BYTES,
 )
+from littlekit.swap import hold_outputs
 
 EXECUTORS = ("local", "slurm", "ray")
 
@@ -240,7 +241,8 @@ def filter_with_datatrove(
     then; a rerun with `force` resumes there). A forced run whose report `swap_if` refuses
     (default: one in which no document could be read) is not swapped in: the old output stays,
     the new one beside it. `written`, a dict, is filled with {output folder: the folder holding
-    its output now}.
+    its output now}. While it runs, the local output folders and the logging directory are held
+    (`littlekit.swap.hold_output`): a second run into any of them is refused (OutputLocked).
     """
 
     def pipeline_into(kept: str | os.PathLike, rejected: str | os.PathLike | None) -> list[PipelineStep]:
@@ -258,45 +260,50 @@ def filter_with_datatrove(
             artifacts=artifacts,
         )
 
-    check_apart(inp, out, rejected_dir, logging_dir)  # before any file is made in them
-    pipeline = pipeline_into(out, rejected_dir)
-    manifest = describe_run(pipeline, tasks)
-    folders = [out] if rejected_dir is None else [out, rejected_dir]
-    where = plan_outputs(folders, manifest, logging_dir, force, tasks)
-    staged = {final: target for final, target in where.items() if target != final}
-    if staged and executor == "slurm":
-        raise OutputInUse(
-            f"with the slurm executor the run ends after this command returns, so {', '.join(staged)} "
-            "cannot be replaced when it completes: move the old output away, or give new output folders"
-        )
-    if staged:
-        pipeline = pipeline_into(where[str(out)], None if rejected_dir is None else where[str(rejected_dir)])
-    runner = make_executor(pipeline, executor, tasks, workers, logging_dir, **executor_options)
-    check_manifest(runner.logging_dir, describe_run(pipeline, tasks) if staged else manifest)
-    if executor != "slurm":  # a submission's files are this run's by the logging directory's manifest
-        for target in where.values():
-            if is_local(target):
-                claim(target, run_identity(manifest), logging_dir)
-    with children_die_with_this_process():  # no Manager or worker left behind if this one is killed
-        runner.run()
-    if executor == "slurm":
-        return None
-    report = datatrove_report(logging_dir)
-    report.check()
-    if staged:
-        incomplete = runner.get_incomplete_ranks(range(tasks))
-        if incomplete:
-            raise RuntimeError(
-                f"{len(incomplete)} of {tasks} tasks did not complete (see {logging_dir}); the old output "
-                f"is untouched, the new one is in {', '.join(staged.values())}: rerun to resume it"
+    check_apart(inp, out, rejected_dir, logging_dir)  # before any lock or file is made in them
+    # one run per output: a second run into these folders (or this logging directory) is refused
+    named = [("--out", out), ("--rejected", rejected_dir), ("--logging-dir", logging_dir)]
+    with hold_outputs([(flag, path) for flag, path in named if path is not None and is_local(path)],
+                      "littlekit filter"):  # fmt: skip
+        pipeline = pipeline_into(out, rejected_dir)
+        manifest = describe_run(pipeline, tasks)
+        folders = [out] if rejected_dir is None else [out, rejected_dir]
+        where = plan_outputs(folders, manifest, logging_dir, force, tasks)
+        staged = {final: target for final, target in where.items() if target != final}
+        if staged and executor == "slurm":
+            raise OutputInUse(
+                f"with the slurm executor the run ends after this command returns, so {', '.join(staged)} "
+                "cannot be replaced when it completes: move the old output away, or give new output folders"
             )
-        accept = swap_if or (lambda report: not (report.read and report.input_errors == report.read))
-        if accept(report):
-            check_replaceable(list(staged))  # files put in the old folders during the run: none removed
-            for final, target in staged.items():
-                swap_in(target, final)
-            write_manifest(runner.logging_dir, manifest)  # the run is now the one in the final folders
-            staged = {}
-    if written is not None:
-        written.update({str(folder): staged.get(str(folder), str(folder)) for folder in folders})
-    return report
+        if staged:
+            rejected_at = None if rejected_dir is None else where[str(rejected_dir)]
+            pipeline = pipeline_into(where[str(out)], rejected_at)
+        runner = make_executor(pipeline, executor, tasks, workers, logging_dir, **executor_options)
+        check_manifest(runner.logging_dir, describe_run(pipeline, tasks) if staged else manifest)
+        if executor != "slurm":  # a submission's files are this run's by the logging directory's manifest
+            for target in where.values():
+                if is_local(target):
+                    claim(target, run_identity(manifest), logging_dir)
+        with children_die_with_this_process():  # no Manager or worker left behind if this one is killed
+            runner.run()
+        if executor == "slurm":
+            return None
+        report = datatrove_report(logging_dir)
+        report.check()
+        if staged:
+            incomplete = runner.get_incomplete_ranks(range(tasks))
+            if incomplete:
+                raise RuntimeError(
+                    f"{len(incomplete)} of {tasks} tasks did not complete (see {logging_dir}); the old "
+                    f"output is untouched, the new one is in {', '.join(staged.values())}: rerun to resume it"
+                )
+            accept = swap_if or (lambda report: not (report.read and report.input_errors == report.read))
+            if accept(report):
+                check_replaceable(list(staged))  # files put in the old folders during the run: none removed
+                for final, target in staged.items():
+                    swap_in(target, final)
+                write_manifest(runner.logging_dir, manifest)  # the run is now the one in the final folders
+                staged = {}
+        if written is not None:
+            written.update({str(folder): staged.get(str(folder), str(folder)) for folder in folders})
+        return report

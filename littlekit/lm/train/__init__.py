@@ -30,7 +30,9 @@ or gradient norm is not finite stops the run (`TrainingDiverged`) and nothing of
 non-finite numbers of its metrics record are written as null. `littlekit train` refuses a fresh
 run in a run directory that holds one (last/, best/, metrics.jsonl) unless `--force`; a fresh run
 there writes its train_config.json and metrics.jsonl beside the old ones (`name.new`) and replaces
-the old run's files only once its own first checkpoint is complete. A checkpoint directory holds the
+the old run's files only once its own first checkpoint is complete. While a run runs, rank 0 holds
+its run directory (`littlekit.swap.hold_output`, the lock file `.NAME.lock` beside it): a second
+run into it is refused, naming the first one's pid. A checkpoint directory holds the
 model in `save_pretrained` format (config.json, model.safetensors), the tokenizer, and
 `trainer_state.pt` (optimizer, step, loader position, RNG; `last/` only) with a readable
 `trainer_state.json`, so `AutoModelForCausalLM.from_pretrained` and

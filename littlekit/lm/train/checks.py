@@ -6,6 +6,7 @@ FileNotFoundError into a usage error, exit 2).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from pathlib import Path
@@ -15,7 +16,7 @@ from littlekit.lm.shards import TokenShards
 from littlekit.lm.sizes import QWEN3_SIZES
 from littlekit.lm.train.checkpoint import resolve_resume
 from littlekit.lm.train.config import MAX_COUNT, MAX_SEED, OPTIMIZERS, PARALLEL, RESULTS, TrainConfig
-from littlekit.swap import unwritable
+from littlekit.swap import check_not_held, hold_output, unwritable
 
 
 def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
@@ -128,7 +129,25 @@ def check_inputs(config: TrainConfig) -> None:
     for directory in list(sources) + ([config.val_data] if config.val_data else []):
         TokenShards(directory).require_documents()
     check_writable(run_dir)
+    if _rank() == 0:  # a live run in it is told of before what it holds
+        check_not_held(run_dir, PROG, "--run-dir")
     check_fresh_run_dir(config)
+
+
+PROG = "littlekit train"
+
+
+def _rank() -> int:
+    return int(os.environ.get("RANK", "0"))
+
+
+def hold_run_dir(config: TrainConfig) -> contextlib.AbstractContextManager:
+    """(rank 0) --run-dir held while the run writes it (`littlekit.swap.hold_output`): a second run
+    into it is refused (OutputLocked, naming this one's pid), so two runs never write one
+    metrics.jsonl or checkpoint. The other ranks hold nothing: rank 0 writes the run's files."""
+    if _rank() != 0:
+        return contextlib.nullcontext()
+    return hold_output(config.run_dir, PROG, "--run-dir")
 
 
 def check_writable(run_dir: str | os.PathLike) -> None:

@@ -27,7 +27,13 @@ from littlekit.lm.train.checkpoint import (
     save_checkpoint,
     truncate_metrics,
 )
-from littlekit.lm.train.checks import accumulation_steps, check_config, check_vocabulary, check_writable
+from littlekit.lm.train.checks import (
+    accumulation_steps,
+    check_config,
+    check_vocabulary,
+    check_writable,
+    hold_run_dir,
+)
 from littlekit.lm.train.config import BEST, CONFIG_JSON, LAST, METRICS, RESULTS, TrainConfig, TrainResult
 from littlekit.lm.train.distributed import (
     Dist,
@@ -111,8 +117,9 @@ def train(config: TrainConfig) -> TrainResult:
 
     check_config(config)
     check_writable(config.run_dir)
-    d = setup(config)
-    return _train(config, d, load_tokenizer(config.tokenizer))
+    with hold_run_dir(config):  # one run per run_dir: a second one is refused while this one runs
+        d = setup(config)
+        return _train(config, d, load_tokenizer(config.tokenizer))
 
 
 def train_side_by_side(configs: list[TrainConfig], processes: int = 2, threads: int = 1) -> list[TrainResult]:
