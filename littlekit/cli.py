@@ -97,11 +97,36 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _fail("interrupted")
         return 130
+    except BrokenPipeError as exc:
+        if _stdout_gone():  # the reader left (`littlekit curriculum --list | head`): stop quietly, as ls does
+            return 141
+        return _unexpected(exc)
     except Exception as exc:
-        if os.environ.get("LITTLEKIT_DEBUG"):
-            raise
-        _fail(f"{type(exc).__name__}: {exc} (LITTLEKIT_DEBUG=1 shows the traceback)")
-        return 1
+        return _unexpected(exc)
+
+
+def _unexpected(exc: Exception) -> int:
+    if os.environ.get("LITTLEKIT_DEBUG"):
+        raise exc
+    _fail(f"{type(exc).__name__}: {exc} (LITTLEKIT_DEBUG=1 shows the traceback)")
+    return 1
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output's reader has closed it; if so it now writes to /dev/null, so the
+    interpreter's last flush does not print a second error."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        gone = any(event & select.POLLERR for _, event in poller.poll(0))  # a pipe with no reader
+    except (AttributeError, OSError, ValueError):  # no real file behind stdout (a test's capture)
+        return False
+    if gone:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    return gone
 
 
 def _fail(message: Any, prog: str = "littlekit") -> None:

@@ -89,3 +89,53 @@ def test_bands_formats_orders_review_and_mathcamps_outputs(tmp_path, capsys):
     )
     grades = [GRADE_ORDER.index(r["grade"]) for r in read(k5)]
     assert grades == sorted(grades) and max(grades) <= 5
+
+
+def _peak_bytes(tmp_path, per_unit: int) -> int:
+    """Python's peak allocation while the command writes `per_unit` shuffled records of one unit."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        argv = ["curriculum", "--units", "count_on", "--per-unit", str(per_unit), "--order", "curriculum",
+                "--no-verify", "--out", str(tmp_path / f"{per_unit}.jsonl")]  # fmt: skip
+        assert main(argv) == 0
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_records_are_written_as_they_are_made_not_held(tmp_path, capsys):
+    # at the largest --per-unit, all units are 57M records: held in memory (as they were) they
+    # cannot finish in 23 GB; written one at a time only the order (8 bytes a record) is held
+    small, large = _peak_bytes(tmp_path, 2_000), _peak_bytes(tmp_path, 40_000)
+    assert large < 3 * small, (small, large)
+    lines = (tmp_path / "40000.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 40_000 and len({json.loads(line)["id"] for line in lines}) == 40_000
+
+
+def test_the_shuffled_orders_are_mixtures_order_made_a_record_at_a_time():
+    from littlekit.curriculum import export, generate, select_units
+    from littlekit.curriculum.generate import record_at
+
+    units = select_units("all")
+    for order in ("unit", "uniform", "curriculum"):
+        held = export.mixture(generate(units, 3, seed=5), order, seed=5)
+        positions = export.mixture_order([u.grade for u in units], 3, order, 5)
+        made = [record_at(units[u], i, 5) for u, i in positions]
+        assert made == held, order
+
+
+def test_a_reader_that_leaves_early_ends_the_listing_quietly():
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # as `| head` does once it has its lines
+    try:
+        done = subprocess.run([sys.executable, "-m", "littlekit.cli", "curriculum", "--list"], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=60)  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and done.stderr == ""

@@ -151,20 +151,26 @@ def run_curriculum_command(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, units) -> int:
-    """Generate, verify and write the records (the outputs held)."""
+    """Generate, verify and write the records (the outputs held), a record at a time: the file
+    grows as they are made and memory stays flat at any --per-unit."""
     from littlekit.curriculum import audit, export
-    from littlekit.curriculum.generate import CurriculumError, generate
+    from littlekit.curriculum.generate import CurriculumError
 
     started = time.perf_counter()
+    review: list[dict] = []
+
+    def records(verify: bool, collect_review: bool = False):
+        for record in _in_order(units, args, verify):
+            if collect_review:
+                review.extend(audit.review_log([record]))
+            yield record
+
     try:
-        records = generate(units, args.per_unit, args.seed, args.register, args.format, args.sampling,
-                           verify=not args.no_verify)  # fmt: skip
+        count = export.write_jsonl(records(not args.no_verify, bool(args.review)), args.out, force=args.force)
     except CurriculumError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc} (nothing written to {args.out})", file=sys.stderr)
         return 1
-    records = export.mixture(records, args.order, seed=args.seed)
     seconds = time.perf_counter() - started
-    count = export.write_jsonl(records, args.out, force=args.force)
     digest = sha256_file(args.out)
     bands = {u.band for u in units}
     print(
@@ -173,11 +179,20 @@ def _write(args: argparse.Namespace, units) -> int:
         f"{'verified' if not args.no_verify else 'NOT verified'}); sha256 {digest[:16]}"
     )
     if args.review:
-        log = audit.review_log(records)
-        export.write_jsonl(log, args.review, force=args.force)
-        print(f"review log: {len(log)} degenerate problem(s) -> {args.review}")
-    if args.mathcamps_root:
-        path = export.write_mathcamps_root(records, args.mathcamps_root, force=args.force)
+        export.write_jsonl(review, args.review, force=args.force)
+        print(f"review log: {len(review)} degenerate problem(s) -> {args.review}")
+    if args.mathcamps_root:  # the same records made again (each from its own seed), not held
+        path = export.write_mathcamps_root(records(False), args.mathcamps_root, force=args.force)
         root = str(args.mathcamps_root)
         print(f"MathCAMPS-shaped records -> {path} (littlekit.evals.mathcamps.load({root!r}) reads them)")
     return 0
+
+
+def _in_order(units, args: argparse.Namespace, verify: bool):
+    """The records of --units in --order, each made when it is written."""
+    from littlekit.curriculum import export
+    from littlekit.curriculum.generate import check_choices, record_at
+
+    check_choices(args.register, args.format, args.sampling)
+    for unit, index in export.mixture_order([u.grade for u in units], args.per_unit, args.order, args.seed):
+        yield record_at(units[unit], index, args.seed, args.register, args.format, args.sampling, verify)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,17 +79,19 @@ def to_dataset(records: Sequence[dict[str, Any]]):
 
 def to_mathcamps(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """MathCAMPS rows: the record's first CCSS code is the standard, the statement the question."""
-    return [
-        {
-            "id": record["id"],
-            "standard": record["ccss"][0],
-            "statement": record["statement"],
-            "answer": record["answer"],
-            "type": "original-problem",
-            "followup_to": None,
-        }
-        for record in records
-    ]
+    return [mathcamps_row(record) for record in records]
+
+
+def mathcamps_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One MathCAMPS row of a record (`to_mathcamps`)."""
+    return {
+        "id": record["id"],
+        "standard": record["ccss"][0],
+        "statement": record["statement"],
+        "answer": record["answer"],
+        "type": "original-problem",
+        "followup_to": None,
+    }
 
 
 def write_mathcamps_root(
@@ -96,7 +99,7 @@ def write_mathcamps_root(
 ) -> Path:
     """Write `root/mathcamps/mathcamps.jsonl` so `evals.mathcamps.load(root)` reads the records."""
     path = Path(root) / MATHCAMPS_FILE
-    write_jsonl(to_mathcamps(records), path, force=force)
+    write_jsonl(map(mathcamps_row, records), path, force=force)
     return path
 
 
@@ -115,6 +118,28 @@ def mixture(
     if order == "uniform":
         return shuffled
     return sorted(shuffled, key=lambda r: GRADE_ORDER.index(r["grade"]))  # stable: shuffled in-grade
+
+
+def mixture_order(
+    grades: Sequence[str], per_unit: int, order: str = "curriculum", seed: int = 0
+) -> Iterator[tuple[int, int]]:
+    """(unit position, record index) in `mixture`'s order for `per_unit` records of units of these
+    grades, without the records: the same shuffle over positions, 8 bytes each (57M records of
+    every unit at the largest --per-unit would not fit in memory as records)."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; choose from {', '.join(ORDERS)}")
+    positions = array("q", range(len(grades) * per_unit))
+    if order != "unit":
+        random.Random(seed).shuffle(positions)
+    if order != "curriculum":
+        yield from (divmod(position, per_unit) for position in positions)
+        return
+    rank = [GRADE_ORDER.index(grade) for grade in grades]
+    for wanted in sorted(set(rank)):  # a grade at a time: `mixture`'s stable sort, shuffled in-grade
+        for position in positions:
+            unit, index = divmod(position, per_unit)
+            if rank[unit] == wanted:
+                yield unit, index
 
 
 def texts(records: Iterable[dict[str, Any]]) -> list[str]:

@@ -134,11 +134,25 @@ def generate_unit(
     """`n` records of one unit for run seed `seed` (ids `<unit>-<seed>-<index>`)."""
     check_choices(register, fmt, mode)
     for index in range(n):
-        problem_id = problem_seed(seed, unit.id, index)
-        problem = make_problem(unit, problem_id, mode)
-        record = to_record(unit, problem, record_id=f"{unit.id}-{seed}-{index:06d}", seed=problem_id,
-                           register=register, fmt=fmt, mode=mode)  # fmt: skip
-        yield check_verified(record, unit) if verify else record
+        yield record_at(unit, index, seed, register, fmt, mode, verify)
+
+
+def record_at(
+    unit: Unit,
+    index: int,
+    seed: int = 0,
+    register: str = "compact",
+    fmt: str = "scratchpad",
+    mode: str = "balanced",
+    verify: bool = True,
+) -> dict[str, Any]:
+    """Record `index` of `unit` for run seed `seed`: made from its own seed, so any record can be
+    made alone, in any order (a shuffled mixture is written without holding the others)."""
+    problem_id = problem_seed(seed, unit.id, index)
+    problem = make_problem(unit, problem_id, mode)
+    record = to_record(unit, problem, record_id=f"{unit.id}-{seed}-{index:06d}", seed=problem_id,
+                       register=register, fmt=fmt, mode=mode)  # fmt: skip
+    return check_verified(record, unit) if verify else record
 
 
 def check_verified(record: dict[str, Any], unit: Unit) -> dict[str, Any]:
