@@ -560,6 +560,41 @@ def test_best_in_hindsight_is_the_brute_force_best_and_never_beats_its_share():
         op.best_in_hindsight(outcomes.drop(columns="aoa_p95"), 0.05)
 
 
+def test_best_in_hindsight_with_the_point_can_never_do_worse_than_the_point():
+    # stages 1-3 pass everything under the released rules here; stage 5 dropped some passages at
+    # its any-word rule that the point's blocked-token share lets through, and the point's
+    # thresholds lie between the grids' steps: the hindsight search must still reach the point
+    rng = np.random.default_rng(5)
+    n = 400
+    band = np.where(rng.random(n) < 0.5, "K5", "K12")
+    k5 = band == "K5"
+    stages = ["aoa", "fasttext", "encoder", "frequency"]
+    share = rng.uniform(0, 0.2, n)
+    blocked = rng.random(n) < 0.3
+    outcomes = pd.DataFrame(
+        {
+            "band": band,
+            "aoa_p95": np.where(k5, rng.normal(8, 1, n), rng.normal(10, 1, n)),
+            "fasttext_p_k5": np.where(k5, rng.beta(6, 2, n), rng.beta(2, 6, n)),
+            "encoder_p_k5": np.where(k5, rng.beta(5, 2, n), rng.beta(2, 5, n)),
+            "frequency_blocked_share": np.where(blocked, share, 0.0),
+            "status": np.where(blocked, "dropped", "kept"),
+            "stage": np.where(blocked, "frequency", None),
+            "reason": np.where(blocked, "frequency_blocklist", None),
+            "exit_index": np.where(blocked, 3, 4),
+        }
+    ).assign(kept=lambda f: f["status"].eq("kept"))
+    point = fc.OperatingPoint(fasttext_min_k5_prob=0.537, encoder_min_k5_prob=0.613, max_aoa=10.3,
+                           min_blocked_share=0.1)  # fmt: skip
+    at_point = op.apply_operating_point(outcomes, stages, point)
+    beyond_share = at_point.loc[~k5, "kept"].mean()
+    grids = {"aoa_grid": (12.0, 9.0), "encoder_grid": (0.0, 0.7), "fasttext_grid": (0.0, 0.8)}
+    best = op.best_in_hindsight(outcomes, beyond_share, **grids, point=point, stages=stages)
+    assert best["k5_kept"] >= at_point.loc[k5, "kept"].sum() > 0
+    without = op.best_in_hindsight(outcomes, beyond_share, **grids)  # stage 5's any-word rule, coarse grids
+    assert without["k5_kept"] < at_point.loc[k5, "kept"].sum()
+
+
 def test_label_groups_keep_each_informational_book_author_whole():
     """Passages of one school-book author share a group, so folds never split a book."""
     from littlekit.databuild import corpora

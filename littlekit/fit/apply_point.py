@@ -88,6 +88,8 @@ def best_in_hindsight(
     aoa_grid: Sequence[float] = (12.0, *AOA_GRID),
     encoder_grid: Sequence[float] = tuple(round(0.02 * i, 2) for i in range(50)),
     fasttext_grid: Sequence[float] = tuple(round(0.01 * i, 2) for i in range(100)),
+    point: OperatingPoint | None = None,
+    stages: Sequence[str] = (),
 ) -> pd.Series:
     """The stage-1 maximum and classifier minimums that keep the most K-5 passages of `outcomes`
     while keeping at most `max_beyond_share` of its Beyond-K-5 ones, found on those passages.
@@ -98,7 +100,17 @@ def best_in_hindsight(
     fasttext_p_k5, encoder_p_k5); a passage the released rules dropped stays dropped. Returns
     max_aoa, encoder_min_k5_prob, fasttext_min_k5_prob, and k5_kept, n_k5, beyond_kept, n_beyond
     with their shares; ties go to the laxest settings.
+
+    `point` (with `stages`, the cascade's stage names): the operating point the run chose. Its
+    stage-5 share is applied first, as the point runs (stage 5 is not searched), and its thresholds
+    join the grids, so the search can never do worse than the point on these passages.
     """
+    if point is not None:
+        stage_5_as_run = OperatingPoint(min_blocked_share=point.min_blocked_share)
+        outcomes = apply_operating_point(outcomes, stages, stage_5_as_run)
+        aoa_grid = _with(aoa_grid, point.max_aoa)
+        encoder_grid = _with(encoder_grid, point.encoder_min_k5_prob)
+        fasttext_grid = _with(fasttext_grid, point.fasttext_min_k5_prob)
     missing = {"band", "kept", "aoa_p95", "fasttext_p_k5", "encoder_p_k5"} - set(outcomes.columns)
     if missing:
         raise KeyError(f"outcomes lack {sorted(missing)}: run the cascade with cascade_outcomes")
@@ -138,3 +150,8 @@ def best_in_hindsight(
             "beyond_share": -minus_beyond / n_beyond if n_beyond else math.nan,
         }
     )
+
+
+def _with(grid: Sequence[float], value: float | None) -> tuple[float, ...]:
+    """The grid with `value` on it (None: the released rule, which the grid's ends already hold)."""
+    return tuple(grid) if value is None else (*grid, value)
