@@ -12,7 +12,6 @@ tests/test_filter_reliability2.py does; the datatrove runs are real local runs.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -22,8 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_filter_reliability2 import one_line, run_cli, shard_rows, tree, write_jsonl
 
-from littlekit.cli import main
 from littlekit.filter import registry
 from littlekit.filter.base import Decision, Stage
 from littlekit.filter.datatrove import check_apart, make_reader
@@ -34,42 +33,13 @@ EASY = ["the cat sat on the mat", "the dog ran home", "we play with the big red 
 DATATROVE = ["--executor", "local", "--workers", "1", "--quiet"]
 
 
-def write_jsonl(path: Path, rows: list[Any]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
 def rows_of(prefix: str, n: int) -> list[dict]:
     return [{"id": f"{prefix}{i}", "text": EASY[i % len(EASY)]} for i in range(n)]
-
-
-def run_cli(capsys, *argv: Any) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def ours(err: str) -> str:
     """littlekit's own lines of stderr, as one line (datatrove's log lines left out)."""
     return one_line(" ".join(line for line in err.splitlines() if line.startswith("littlekit filter:")))
-
-
-def tree(root: Path) -> dict[str, str]:
-    """Every file under root -> its SHA-256 (a folder: "dir")."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        key = str(path.relative_to(root))
-        found[key] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
-    return found
-
-
-def shard_rows(folder: Path) -> list[dict]:
-    return [json.loads(line) for f in sorted(folder.rglob("*.jsonl.gz")) for line in gzip.open(f, "rt")]
 
 
 def datatrove_run(capsys, inp: Path, out: Path, logs: Path, *extra: Any) -> tuple[int, str, str]:

@@ -28,7 +28,7 @@ import time
 
 import nbformat
 import pytest
-from judge_server import Content, Json, JudgeServer, Raw, Stream, completion
+from judge_server import Content, Json, JudgeServer, Raw, Stream, completion, quick_backend
 
 from littlekit.config import REPO_ROOT
 from littlekit.judge import (
@@ -60,8 +60,7 @@ def no_key(monkeypatch):
 
 
 def backend(server: JudgeServer, **options) -> OpenAIChatBackend:
-    settings = {"api_key_env": KEY_ENV, "timeout": 5.0, "max_retries": 1, "backoff_base": 0.0} | options
-    return OpenAIChatBackend(server.url, "test-judge", **settings)
+    return quick_backend(server, KEY_ENV, **options)
 
 
 def doc_of(body: dict) -> int | None:

@@ -9,7 +9,7 @@ import warnings
 
 import pandas as pd
 import pytest
-from judge_server import Drip, JudgeServer, Status
+from judge_server import Drip, JudgeServer, Status, quick_backend
 
 from littlekit.databuild import corpora
 from littlekit.fit.labels import write_label_file
@@ -44,8 +44,7 @@ def no_key(monkeypatch):
 
 
 def backend(server: JudgeServer, **options) -> OpenAIChatBackend:
-    settings = {"api_key_env": KEY_ENV, "timeout": 5.0, "max_retries": 1, "backoff_base": 0.0} | options
-    return OpenAIChatBackend(server.url, "test-judge", **settings)
+    return quick_backend(server, KEY_ENV, **options)
 
 
 def earlier_labels(path) -> bytes:
