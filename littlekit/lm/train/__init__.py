@@ -28,9 +28,15 @@ bytes) from the shards' byte counts); the checkpoint with the lowest value is ke
 previous one is `last.old/`, which `resume="auto"` takes when `last/` is missing). A step whose loss
 or gradient norm is not finite stops the run (`TrainingDiverged`) and nothing of it is saved; the
 non-finite numbers of its metrics record are written as null. `littlekit train` refuses a fresh
-run in a run directory that holds one (last/, best/, metrics.jsonl) unless `--force`; a fresh run
-there writes its train_config.json and metrics.jsonl beside the old ones (`name.new`) and replaces
-the old run's files only once its own first checkpoint is complete. While a run runs, rank 0 holds
+run in a run directory that holds one (last/, best/, metrics.jsonl) unless `--force`, but starts
+fresh, saying so, where it holds no checkpoint and the metrics.jsonl of a run that failed before its
+last step; a fresh run there writes its train_config.json and metrics.jsonl beside the old ones
+(`name.new`) and replaces the old run's files only once its own first checkpoint is complete. A save
+that fails (a full disk) removes its `name.tmp/` and leaves the previous checkpoint as it was.
+Resuming refuses (`CheckpointError`) a checkpoint saved with another --global-batch, --seq-len,
+--seed or --optimizer (`KEPT_ON_RESUME`: tokens per step, data order, optimizer state) or other
+data, and one whose weights or optimizer state are not finite; --max-steps, --stop-at, the
+schedule, --micro-batch and the number of processes may change. While a run runs, rank 0 holds
 its run directory (`littlekit.swap.hold_output`, the lock file `.NAME.lock` beside it): a second
 run into it is refused, naming the first one's pid. A checkpoint directory holds the
 model in `save_pretrained` format (config.json, model.safetensors), the tokenizer, and
@@ -48,7 +54,7 @@ The package: `config` (TrainConfig and the command line generated from its field
 train`). Everything public is importable from here, as it was when this was one module.
 """
 
-from littlekit.lm.train.checkpoint import load_trainer_state, resolve_resume
+from littlekit.lm.train.checkpoint import KEPT_ON_RESUME, CheckpointError, load_trainer_state, resolve_resume
 from littlekit.lm.train.checks import (
     accumulation_steps,
     check_config,
@@ -95,8 +101,9 @@ from littlekit.lm.train.loop import (
 )
 
 __all__ = [
-    "BEST", "CHUNK_ELEMENTS", "CONFIG_JSON", "COUNT", "LAST", "MAX_COUNT", "MAX_SEED", "METRICS", "MIXES",
-    "OPTIMIZERS", "PARALLEL", "PRECISIONS", "RESULTS", "STATE_JSON", "STATE_PT", "STEPS", "Flag",
+    "BEST", "CHUNK_ELEMENTS", "CONFIG_JSON", "COUNT", "KEPT_ON_RESUME", "LAST", "MAX_COUNT", "MAX_SEED",
+    "METRICS", "MIXES", "OPTIMIZERS", "PARALLEL", "PRECISIONS", "RESULTS", "STATE_JSON", "STATE_PT", "STEPS",
+    "CheckpointError", "Flag",
     "TrainConfig", "TrainResult", "TrainingDiverged", "accumulation_steps", "add_setting_flags",
     "add_train_parser", "build_model", "build_optimizer", "build_schedule", "check_config",
     "check_fresh_run_dir", "check_inputs", "check_seq_len", "check_writable", "chunk_rows",

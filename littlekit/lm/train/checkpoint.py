@@ -9,17 +9,29 @@ model.safetensors), the tokenizer, `trainer_state.json` and, in `last/` only, `t
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from littlekit.lm.train.config import LAST, OLD, STATE_JSON, STATE_PT, TrainConfig
+from littlekit.lm.train.config import LAST, OLD, STATE_JSON, STATE_PT, TrainConfig, option
 from littlekit.lm.train.distributed import Dist, barrier
+
+# What a resumed run keeps from the run it continues: its tokens per step (global_batch x seq_len,
+# which `tokens` counts by), its data order (seed; other data the loader refuses itself) and the
+# optimizer whose state it saved. max_steps, stop_at, the schedule, micro_batch and the number of
+# processes may change on resume (the loader's global rows do not depend on the last two).
+KEPT_ON_RESUME = ("global_batch", "seq_len", "seed", "optimizer")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that a run cannot continue from: saved with other settings, or not finite."""
 
 
 def _tied_names(model: torch.nn.Module) -> list[str]:
@@ -78,25 +90,43 @@ def write_checkpoint(
 
     The previous checkpoint is renamed to path.old while the new one is renamed in, so at every
     moment path/ or path.old/ holds a complete one. `before_swap` runs once the new one is complete
-    and before either rename."""
+    and before either rename. A save that fails (a full disk) removes path.tmp and leaves path/ or
+    path.old/ as they were; an OSError says which checkpoint and where the previous one is."""
     tmp = path.with_name(path.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    with no_transformers_bars():
-        raw.save_pretrained(tmp, state_dict=model_state)
-    tokenizer.save_pretrained(tmp)
-    if trainer_state is not None:
-        torch.save(trainer_state, tmp / STATE_PT)
-    (tmp / STATE_JSON).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    if before_swap is not None:
-        before_swap()
     old = path.with_name(path.name + OLD)
-    if path.exists():  # complete (only a finished sibling is ever renamed in), so old/ may go
-        shutil.rmtree(old, ignore_errors=True)
-        path.rename(old)
-    # Until the rename below, old/ is the complete checkpoint (`resolve_resume` looks there too);
-    # without path/ (a crash here last time) it is the only one, and it is kept until now.
-    tmp.rename(path)
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        with no_transformers_bars():
+            raw.save_pretrained(tmp, state_dict=model_state)
+        tokenizer.save_pretrained(tmp)
+        if trainer_state is not None:
+            torch.save(trainer_state, tmp / STATE_PT)
+        (tmp / STATE_JSON).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        if before_swap is not None:
+            before_swap()
+        if path.exists():  # complete (only a finished sibling is ever renamed in), so old/ may go
+            shutil.rmtree(old, ignore_errors=True)
+            path.rename(old)
+        # Until the rename below, old/ is the complete checkpoint (`resolve_resume` looks there too);
+        # without path/ (a crash here last time) it is the only one, and it is kept until now.
+        tmp.rename(path)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)  # never the only complete checkpoint: path/ or old/ is
+        if isinstance(exc, OSError):
+            raise _save_failed(exc, path, tmp, old) from exc
+        raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _save_failed(exc: OSError, path: Path, tmp: Path, old: Path) -> OSError:
+    """The error of a checkpoint that could not be written: which one, why, what is left."""
+    why = exc.strerror or str(exc)
+    if exc.errno:
+        why += f" [{errno.errorcode.get(exc.errno, exc.errno)}]"
+    kept = next((p for p in (path, old) if (p / STATE_JSON).exists()), None)
+    left = f"{kept} holds the previous checkpoint, untouched" if kept else f"{path} was not written"
+    message = f"cannot write the checkpoint {path}: {why}; {tmp.name}/ was removed and {left}"
+    return OSError(exc.errno, message) if exc.errno else OSError(message)
 
 
 def save_checkpoint(
@@ -158,6 +188,67 @@ def load_trainer_state(checkpoint: str | os.PathLike) -> dict[str, Any]:
     return torch.load(Path(checkpoint) / STATE_PT, map_location="cpu", weights_only=True)
 
 
+def saved_config(checkpoint: Path) -> dict[str, Any] | None:
+    """The settings of the run that wrote `checkpoint` (its trainer_state.json), or None unreadable."""
+    try:
+        saved = json.loads((checkpoint / STATE_JSON).read_text(encoding="utf-8")).get("config")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def check_resume_settings(config: TrainConfig, checkpoint: Path, saved: Mapping[str, Any] | None) -> None:
+    """CheckpointError naming each KEPT_ON_RESUME setting `config` gives otherwise than the run that
+    saved `checkpoint` (its settings `saved`; None: not known, nothing to compare)."""
+    if not saved:
+        return
+    changed = [name for name in KEPT_ON_RESUME if name in saved and saved[name] != getattr(config, name)]
+    if not changed:
+        return
+    flags = {f.name: option(f) for f in fields(TrainConfig)}
+    said = "; ".join(f"{flags[n]} {saved[n]} when saved, {getattr(config, n)} now" for n in changed)
+    keep = " ".join(f"{flags[n]} {saved[n]}" for n in changed)
+    raise CheckpointError(
+        f"--resume {config.resume}: {checkpoint} was saved by a run with other settings ({said}). A "
+        f"resumed run keeps its tokens per step (--global-batch x --seq-len), its data order (--seed) "
+        f"and its optimizer (--optimizer): pass {keep} to continue it, or start a new run in another "
+        f"--run-dir"
+    )
+
+
+def first_non_finite(tensors: Any, name: str = "") -> str | None:
+    """The name (dotted keys) of the first floating-point tensor in a nested dict or list holding
+    NaN or inf, or None."""
+    if isinstance(tensors, torch.Tensor):
+        bad = tensors.is_floating_point() and not bool(torch.isfinite(tensors).all())
+        return name if bad else None
+    if isinstance(tensors, Mapping):
+        items: Any = tensors.items()
+    elif isinstance(tensors, (list, tuple)):
+        items = enumerate(tensors)
+    else:
+        return None
+    for key, value in items:
+        found = first_non_finite(value, f"{name}.{key}" if name else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+RESUME_ELSEWHERE = "resume from an earlier checkpoint (--resume DIR) or start over (--force without --resume)"
+
+
+def check_finite(checkpoint: str | os.PathLike, tensors: Any, what: str, fix: str = RESUME_ELSEWHERE) -> None:
+    """CheckpointError naming `checkpoint` and the first tensor of `tensors` (its `what`) that is
+    not finite (training from it would only go on with NaN), and what to do (`fix`)."""
+    bad = first_non_finite(tensors)
+    if bad is not None:
+        raise CheckpointError(
+            f"{checkpoint} holds {what} with numbers that are not finite (NaN or inf), first in {bad}: a "
+            f"run cannot continue from it; {fix}"
+        )
+
+
 def restore(state: dict[str, Any], wrapped: torch.nn.Module, optimizer: Any, loader: Any, d: Dist) -> None:
     """Put the optimizer, the loader's position and the RNG back as `last/` recorded them (the
     weights come with the model, loaded from the same checkpoint)."""
@@ -167,7 +258,13 @@ def restore(state: dict[str, Any], wrapped: torch.nn.Module, optimizer: Any, loa
     set_optimizer_state_dict(
         wrapped, optimizer.optimizers, state["optimizer"], options=StateDictOptions(full_state_dict=True)
     )
-    loader.load_state_dict(state["loader"])
+    try:
+        loader.load_state_dict(state["loader"])
+    except ValueError as exc:  # other shards or weights (seed and seq_len are compared before)
+        raise CheckpointError(
+            f"--resume: the checkpoint was trained on other data than this run's --data/--mix ({exc}); "
+            f"a resumed run keeps its data: pass the data it was started with, or start a new run"
+        ) from None
     set_rng_state(state["rng"], d.device)
 
 

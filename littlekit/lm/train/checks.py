@@ -7,15 +7,26 @@ FileNotFoundError into a usage error, exit 2).
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from littlekit.lm.shards import TokenShards
 from littlekit.lm.sizes import QWEN3_SIZES
-from littlekit.lm.train.checkpoint import resolve_resume
-from littlekit.lm.train.config import MAX_COUNT, MAX_SEED, OPTIMIZERS, PARALLEL, RESULTS, TrainConfig
+from littlekit.lm.train.checkpoint import check_resume_settings, resolve_resume, saved_config
+from littlekit.lm.train.config import (
+    CONFIG_JSON,
+    MAX_COUNT,
+    MAX_SEED,
+    METRICS,
+    OPTIMIZERS,
+    PARALLEL,
+    RESULTS,
+    TrainConfig,
+)
 from littlekit.swap import check_not_held, hold_output, unwritable
 
 
@@ -123,9 +134,11 @@ def check_inputs(config: TrainConfig) -> None:
     if run_dir.exists() and not run_dir.is_dir():
         raise FileNotFoundError(f"argument --run-dir: {run_dir} is a file, not a directory")
     try:
-        resolve_resume(config)
+        checkpoint = resolve_resume(config)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"argument --resume: {exc}") from None
+    if checkpoint is not None:  # a changed --global-batch, before anything is built
+        check_resume_settings(config, checkpoint, saved_config(checkpoint))
     for directory in list(sources) + ([config.val_data] if config.val_data else []):
         TokenShards(directory).require_documents()
     check_writable(run_dir)
@@ -159,17 +172,56 @@ def check_writable(run_dir: str | os.PathLike) -> None:
 
 def check_fresh_run_dir(config: TrainConfig) -> None:
     """ValueError when a run without --resume would start over in a run_dir holding a run's
-    results (last/, best/, metrics.jsonl), unless config.force."""
+    results (last/, best/, metrics.jsonl), unless config.force.
+
+    A run_dir holding no checkpoint, only the metrics.jsonl of a run that stopped before its last
+    step (it failed before saving one), is no run to keep: the new run starts fresh, says so in one
+    line, and replaces those files once its first checkpoint is written (nothing is deleted before)."""
     if config.resume is not None or config.force:
         return
     run_dir = Path(config.run_dir)
     held = [name + ("/" * (run_dir / name).is_dir()) for name in RESULTS if (run_dir / name).exists()]
-    if held:
-        raise ValueError(
-            f"--run-dir {run_dir} already holds a training run ({', '.join(held)}): pass --resume auto "
-            f"to continue it, or --force to start over (it is replaced once the new run's first "
-            f"checkpoint is written)"
-        )
+    if not held:
+        return
+    if held == [METRICS]:  # no checkpoint
+        stopped = _stopped_early(run_dir)
+        if stopped is None:
+            raise ValueError(
+                f"--run-dir {run_dir} holds the {METRICS} of a training run that ran to its end, but no "
+                f"checkpoint: pass --force to start over there (its {METRICS} is replaced once the new "
+                f"run's first checkpoint is written), or pass another --run-dir"
+            )
+        if _rank() == 0:
+            files = ", ".join(name for name in (METRICS, CONFIG_JSON) if (run_dir / name).exists())
+            print(f"{PROG}: note: --run-dir {run_dir} holds no checkpoint, only the {files} of a run "
+                  f"that {stopped} before saving one: starting fresh (they are replaced once this run's "
+                  f"first checkpoint is written)", file=sys.stderr, flush=True)  # fmt: skip
+        return
+    raise ValueError(
+        f"--run-dir {run_dir} already holds a training run ({', '.join(held)}): pass --resume auto "
+        f"to continue it, or --force to start over (it is replaced once the new run's first "
+        f"checkpoint is written)"
+    )
+
+
+def _stopped_early(run_dir: Path) -> str | None:
+    """'stopped at step N of M' when run_dir's metrics.jsonl ends before the last step its
+    train_config.json asked for (a run that ends writes its last/ there), else None (it ran to its
+    end, or either file cannot be read: not known to have failed)."""
+    try:
+        asked = json.loads((run_dir / CONFIG_JSON).read_text(encoding="utf-8"))
+        end = int(asked.get("stop_at") or asked["max_steps"])
+        lines = (run_dir / METRICS).read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    step = 0
+    for line in reversed(lines):
+        try:  # a killed run may leave half a last line
+            step = int(json.loads(line)["step"])
+            break
+        except (ValueError, TypeError, KeyError):
+            continue
+    return f"stopped at step {step:,} of {end:,}" if step < end else None
 
 
 def _check_weights_source(text: str) -> None:

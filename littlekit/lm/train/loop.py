@@ -20,6 +20,9 @@ import torch
 
 from littlekit.lm.shards import BatchLoader, count_eval_batches
 from littlekit.lm.train.checkpoint import (
+    RESUME_ELSEWHERE,
+    check_finite,
+    check_resume_settings,
     load_trainer_state,
     no_transformers_bars,
     resolve_resume,
@@ -351,10 +354,17 @@ def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
     schedule = build_schedule(config)
     resume = resolve_resume(config)
     state = load_trainer_state(resume) if resume is not None else None
+    if state is not None:
+        check_resume_settings(config, resume, state.get("config"))
+        check_finite(resume, {"optimizer": state["optimizer"]}, "optimizer state")
 
     # The order below is the RNG's: the model is initialised from the seed, then a resumed run
     # puts back the RNG state it saved.
-    raw = build_model(config, tokenizer, str(resume) if resume is not None else config.init_from)
+    weights_from = str(resume) if resume is not None else config.init_from
+    raw = build_model(config, tokenizer, weights_from)
+    if weights_from is not None:
+        fix = RESUME_ELSEWHERE if resume is not None else "pass other weights to --init-from"
+        check_finite(weights_from, raw.state_dict(), "weights", fix)
     wrapped = wrap_model(raw, config, d)
     loss_of = make_loss(raw, wrapped, config.compile, d.world_size, precision)
     optimizer = build_optimizer(raw, config)
