@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # The released filter's word tokens: lower-case, then runs of two or more ASCII letters.
 WORD_RE = re.compile(r"\b[a-z]{2,}\b")
@@ -36,3 +37,26 @@ def decode_bytes(raw: bytes) -> str:
         except UnicodeDecodeError:
             continue
     return raw.decode("latin-1")
+
+
+SHINGLE_WORDS = 8  # words in a run two texts must share to count as overlapping
+
+
+def shingles(text: str, n: int = SHINGLE_WORDS) -> set[tuple[str, ...]]:
+    """The text's runs of n consecutive lower-cased whitespace words."""
+    words = text.lower().split()
+    return set(zip(*(words[k:] for k in range(n)), strict=False))
+
+
+def overlaps(texts: Iterable[str], reference: Iterable[str], n: int = SHINGLE_WORDS) -> list[bool]:
+    """For each text: is it a reference text, or does it share a run of `n` words with one?
+
+    The test that keeps validation passages out of training text (words are whitespace-separated
+    and lower-cased; equality ignores surrounding whitespace).
+    """
+    seen: set[tuple[str, ...]] = set()
+    exact: set[str] = set()
+    for text in reference:
+        seen |= shingles(text, n)
+        exact.add(text.strip())
+    return [text.strip() in exact or not shingles(text, n).isdisjoint(seen) for text in texts]

@@ -12,13 +12,13 @@ from littlekit.fit.pools import (
     BEYOND_POOL,
     K5_POOL,
     document_frequency,
-    overlaps,
     pool_frame,
     pool_of,
     pool_summary,
     pool_texts,
 )
 from littlekit.io import Document, RecordError
+from littlekit.text import overlaps
 
 TEXTS = {
     "kid": "The dog ran to the park. The cat sat on the mat and the sun was warm.",

@@ -73,7 +73,8 @@ def test_leaving_a_corpus_out_trains_on_the_rewrites_but_scores_none_of_them(lab
 
 
 def test_rewrite_labels_leave_out_text_shared_with_validation():
-    from littlekit.fit.labels import shingles, validation_texts
+    from littlekit.fit.labels import validation_texts
+    from littlekit.text import shingles
 
     held = {s for text in validation_texts(None) for s in shingles(text)}
     rewrites = build_rewrite_labels()

@@ -14,7 +14,7 @@ or source only.
 
 An evaluation item is **seen** when its text is a training document or a line of one (after
 collapsing whitespace), or shares a run of `SHINGLE_WORDS` lower-cased words with one: the rule
-`littlekit.fit.pools.overlaps` keeps validation passages out of the training labels with.
+`littlekit.text.overlaps` keeps validation passages out of the training labels with.
 `seen_mask(items)` marks them; `holds_statement` tests one curriculum statement against the
 training lines. The document tails a loader never reads (past `seq_len + 1` tokens) count as seen
 too: the check errs towards excluding.
@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-SHINGLE_WORDS = 8
+from littlekit.text import SHINGLE_WORDS
+
 TRAINER_STATE = "trainer_state.json"
 TRAINING_DATA = "training_data.json"
 MAX_PARENTS = 16  # a chain of parents longer than this is a loop

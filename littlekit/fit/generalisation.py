@@ -36,10 +36,11 @@ import numpy as np
 import pandas as pd
 
 from littlekit.filter.filter_config import OperatingPoint
-from littlekit.fit.labels import JUDGE_PREFIX, REWRITE_PREFIX, SOURCE_PREFIX, shingles, training_only
+from littlekit.fit.labels import JUDGE_PREFIX, REWRITE_PREFIX, SOURCE_PREFIX, training_only
 from littlekit.fit.operating_point import _stage, out_of_fold_encoder, out_of_fold_fasttext
 from littlekit.fit.thresholds import MIN_KIND_BEYOND, TARGET_MIN_K5, kept_at, rates_of
 from littlekit.stats import wilson_interval
+from littlekit.text import shingles
 
 # The one place a label's source is mapped to its corpus. A source not named here is its own
 # corpus, called by its name without "source-label:".
@@ -149,7 +150,7 @@ def first_stage_scores(
 
 
 def shares_text_across(texts: Sequence[str], corpora: Sequence[str]) -> np.ndarray:
-    """Per text: whether it shares itself or an 8-word sequence (`labels.shingles`) with a text of
+    """Per text: whether it shares itself or an 8-word sequence (`littlekit.text.shingles`) with a text of
     another corpus."""
     corpora = list(corpora)
     owner: dict[int, Any] = {}  # shingle hash -> its corpus, or None when several corpora hold it

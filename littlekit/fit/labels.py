@@ -76,6 +76,7 @@ from littlekit.databuild import corpora
 from littlekit.databuild.judge_labels import WEB_CRAWL_CORPORA, WIKI_CORPORA
 from littlekit.grades import BANDS, grade_to_band
 from littlekit.judge.labels import make_label, read_labels, text_sha256, write_labels
+from littlekit.text import shingles
 
 log = logging.getLogger("littlekit.fit.labels")
 
@@ -105,7 +106,6 @@ ITEM_MAX_PER_BAND = 300
 # sets the operating point (`littlekit.fit.operating_point.tuning_sources`)
 COMMONCORETEXT_ITEMS = "commoncoretext"
 DEFAULT_MAX_PER_BAND = 1600
-SHINGLE_WORDS = 8
 
 
 def build_default_labels(
@@ -515,12 +515,6 @@ def _gsm8k_rows(gsm8k: pd.DataFrame, band: str | None) -> pd.DataFrame:
         return _candidates([], [], [], "gsm8k")
     ids = [f"gsm8k-train-{i:05d}" for i in range(len(gsm8k))]
     return _candidates(ids, gsm8k["question"], [band] * len(gsm8k), "gsm8k")
-
-
-def shingles(text: str, n: int = SHINGLE_WORDS) -> set[tuple[str, ...]]:
-    """The text's runs of n consecutive lower-cased whitespace words."""
-    words = text.lower().split()
-    return set(zip(*(words[k:] for k in range(n)), strict=False))
 
 
 def shares_text(texts: Iterable[str], reference: Iterable[str]) -> list[bool]:

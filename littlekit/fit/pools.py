@@ -27,7 +27,6 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from littlekit.filter.cascade import DROPPED, KEPT, Outcome
-from littlekit.fit.labels import shingles
 from littlekit.text import word_tokens
 
 K5_POOL = "K-5"
@@ -94,20 +93,6 @@ def pool_summary(frame: pd.DataFrame) -> pd.DataFrame:
     )
     order = {name: i for i, name in enumerate([*POOLS, "neither"])}
     return table.sort_index(key=lambda level: level.map(order) if level.name == "pool" else level)
-
-
-def overlaps(texts: Iterable[str], reference: Iterable[str], n: int = 8) -> list[bool]:
-    """For each text: is it a reference text, or does it share a run of `n` words with one?
-
-    The test `littlekit.fit.labels` uses to keep validation passages out of the training labels
-    (words are whitespace-separated and lower-cased; equality ignores surrounding whitespace).
-    """
-    seen: set[tuple[str, ...]] = set()
-    exact: set[str] = set()
-    for text in reference:
-        seen |= shingles(text, n)
-        exact.add(text.strip())
-    return [text.strip() in exact or not shingles(text, n).isdisjoint(seen) for text in texts]
 
 
 def document_frequency(texts: Iterable[str], words: Iterable[str]) -> pd.Series:

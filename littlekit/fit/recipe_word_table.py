@@ -37,10 +37,11 @@ from littlekit.fit.labels import (
 from littlekit.fit.operating_point import (
     label_groups,
 )
-from littlekit.fit.pools import overlaps, pool_frame, pool_texts
+from littlekit.fit.pools import pool_frame, pool_texts
 from littlekit.fit.recipe_encoder import trained_max_length
 from littlekit.grades import BANDS, grade_to_band
 from littlekit.io import Document
+from littlekit.text import overlaps
 
 
 @dataclass

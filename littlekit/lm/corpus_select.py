@@ -42,8 +42,8 @@ from littlekit.filter.artifacts import (
     stage_list,
     stage_options_from_artifacts,
 )
-from littlekit.fit.pools import overlaps
 from littlekit.io import JsonlWriter
+from littlekit.text import overlaps
 
 FALLBACK_STAGES = ("aoa", "symbolic")
 # the demo corpus' web text (the rest is graded or child-directed text, math problems, textbooks)
