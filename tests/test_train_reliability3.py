@@ -9,7 +9,6 @@ trains the real tiny model on real shards (tests/train_data.py).
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 from dataclasses import replace
@@ -17,14 +16,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_train_reliability2 import snapshot, tiny_config, train_argv
 from train_data import make_train_data
 
 from littlekit.cli import main
-from littlekit.lm.train import CheckpointError, TrainConfig, train
+from littlekit.lm.train import CheckpointError, train
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
-
-TINY = ["--size", "nano", "--seq-len", "32", "--global-batch", "4", "--micro-batch", "2", "--no-progress"]
 
 
 @pytest.fixture(scope="module")
@@ -36,26 +34,6 @@ def data(tmp_path_factory) -> dict[str, str]:
 def offline(monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("LITTLEKIT_DEBUG", raising=False)
-
-
-def train_argv(data: dict[str, str], run_dir: Path, *extra: str, val: bool = True) -> list[str]:
-    argv = ["train", "--data", data["train"], "--tokenizer", data["tokenizer"], "--run-dir", str(run_dir)]
-    return [*argv, *(["--val-data", data["val"]] if val else []), *TINY, *extra]
-
-
-def tiny_config(data: dict[str, str], run_dir: Path, **overrides) -> TrainConfig:
-    base = TrainConfig(data=data["train"], val_data=data["val"], tokenizer=data["tokenizer"],
-                       run_dir=str(run_dir), size="nano", seq_len=32, global_batch=4, micro_batch=2,
-                       max_steps=6, eval_every=2, progress=False)  # fmt: skip
-    return replace(base, **overrides)
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 def one_error_line(err: str) -> str:
