@@ -21,11 +21,11 @@ from littlekit.fit.labels import (
     build_labels,
     judge_group,
     load_labels,
-    shingles,
     write_label_file,
 )
 from littlekit.fit.operating_point import TUNED_WITH_JUDGE, label_groups, tuning_sources
 from littlekit.judge import make_label, redact, text_sha256
+from littlekit.text import shingles
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -17,12 +17,12 @@ from littlekit.fit.labels import (
     build_default_labels,
     label_counts,
     load_labels,
-    shingles,
     split_labels,
     write_label_file,
 )
 from littlekit.grades import BANDS
 from littlekit.judge import make_label, read_labels, text_sha256
+from littlekit.text import shingles
 
 MAX_PER_BAND = 1000
 
