@@ -97,6 +97,16 @@ def _legacy_manifest(logging_dir: str | os.PathLike) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _not_a_folder(folder: Path) -> list[str] | None:
+    """What `foreign_files` and `not_ours` say of a path that is not a folder: nothing when it is
+    absent, the file itself when it is one; None for a folder (look inside)."""
+    if not folder.exists() and not folder.is_symlink():
+        return []
+    if not folder.is_dir():
+        return [f"{folder.name} (a file, not a folder)"]
+    return None
+
+
 def foreign_files(
     folder: str | os.PathLike,
     identity: Mapping[str, Any],
@@ -109,10 +119,8 @@ def foreign_files(
     no marker, but the logging directory's manifest is this run's.
     """
     folder = Path(folder)
-    if not folder.exists() and not folder.is_symlink():
-        return []
-    if not folder.is_dir():
-        return [f"{folder.name} (a file, not a folder)"]
+    if (not_a_folder := _not_a_folder(folder)) is not None:
+        return not_a_folder
     files = _files(folder)
     if not files:
         return []
@@ -135,10 +143,8 @@ def not_ours(folder: str | os.PathLike) -> list[str]:
     `<rank>.jsonl(.gz)` shards (in a sub-folder per stage for a rejected folder); empty when the
     folder is absent or holds littlekit output only."""
     folder = Path(folder)
-    if not folder.exists() and not folder.is_symlink():
-        return []
-    if not folder.is_dir():
-        return [f"{folder.name} (a file, not a folder)"]
+    if (not_a_folder := _not_a_folder(folder)) is not None:
+        return not_a_folder
     files = _files(folder)
     if not _marker(folder):
         return files
