@@ -8,6 +8,7 @@ Outputs go to runs/pytest-smoke/ and runs/pytest-smoke-training/, never to a cha
 """
 
 import os
+import re
 
 import pytest
 
@@ -297,3 +298,24 @@ def run_without_errors(name: str, parameters: dict, output) -> None:
         if output.get("output_type") == "error"
     ]
     assert not errors
+    check_prose_is_glued(name, executed)
+
+
+GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`")
+
+
+def check_prose_is_glued(name: str, executed) -> None:
+    """Every value the markdown pastes was glued by the run, and a chapter (not an exercise) ends
+    with its findings box."""
+    from littlekit.analysis.findings import notebook_findings, notebook_glue_keys
+
+    wanted = {
+        match.group(1).split("::")[-1].rsplit(":", 1)[0]
+        for cell in executed.cells
+        if cell.cell_type == "markdown"
+        for match in GLUE_ROLE.finditer(cell.source)
+    }
+    missing = wanted - notebook_glue_keys(executed)
+    assert not missing, f"{name}: markdown pastes values the run never glued: {sorted(missing)}"
+    if not name.startswith("exercises/"):
+        assert notebook_findings(executed), f"{name}: no findings box (Chapter.findings_box)"

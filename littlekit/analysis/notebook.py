@@ -26,8 +26,8 @@ from typing import Any  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from littlekit import config, runs  # noqa: E402
-from littlekit.analysis import plots  # noqa: E402
+from littlekit import config, paper, runs  # noqa: E402
+from littlekit.analysis import findings, plots  # noqa: E402
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # no widgets in a papermill run
 
@@ -40,10 +40,30 @@ class Chapter:
     out_dir: Path
     data_root: Path
     started: float = field(default_factory=time.perf_counter)
+    found: list[findings.Finding] = field(default_factory=list)
 
     def seconds(self) -> float:
         """Seconds since the chapter started."""
         return time.perf_counter() - self.started
+
+    def glue(self, key: str, value: Any) -> None:
+        """Put `value` into the chapter's prose: markdown reads it as `{glue:text}`key``."""
+        findings.glue(key, value)
+
+    def glue_paper(self, *names: str) -> None:
+        """Glue the paper's numbers (`littlekit.paper.NUMBERS`) as `paper_<name>`, as the paper
+        prints them."""
+        for name in names:
+            findings.glue(f"paper_{name}", paper.number(name).shown)
+
+    def finding(self, claim: str, ours: str, verdict: str, would_change: str, paper_figure: str = "") -> None:
+        """Record what this run found for one of the paper's claims (`littlekit.paper.CLAIMS`);
+        `findings_box` shows them all."""
+        self.found.append(findings.Finding(claim, ours, verdict, would_change, paper_figure))
+
+    def findings_box(self) -> None:
+        """Show the chapter's findings beside the paper's and write them to `findings.json`."""
+        findings.show_box(self.found, self.out_dir)
 
     def print_outputs(self, extra: Iterable[str | os.PathLike] = (), timing: str = "") -> None:
         """List the output folder's entries (and `extra` paths) with their sizes, then the run time."""

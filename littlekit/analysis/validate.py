@@ -37,7 +37,7 @@ FIGURE2_LABELS: dict[str, str] = {
     RAW: "Raw",
     "aoa": "AoA+Zipf",
     "fasttext": "FastText",
-    "encoder": "ModernBERT",
+    "encoder": "Encoder",  # stage 3: ModernBERT in the paper; here whichever encoder was fit
     "symbolic": "Symbolic",
     "frequency": "Frequency",
 }
