@@ -103,6 +103,14 @@ NUMBERS: dict[str, PaperNumber] = {
     "icl_compact_beyond": _n(0.016, "1.6%", "Table 5: compact algebraic shots, Beyond-K-5"),
     "icl_qa_k5": _n(0.092, "9.2%", "Table 5: Q/A-only shots, K-5"),
     "icl_qa_beyond": _n(0.002, "0.2%", "Table 5: Q/A-only shots, Beyond-K-5"),
+    # -- more numbers: AoA, judge, symbolic --
+    # -- more numbers: fastText, frequency --
+    # -- more numbers: encoder --
+    # -- more numbers: validation --
+    # -- more numbers: tokenizer, training, familiarity --
+    # -- more numbers: Jeopardy, MathCAMPS, curriculum --
+    # -- more numbers: scaling, digits --
+    # -- more numbers: post-training, ICL, BoundaryEvo --
 }
 
 
