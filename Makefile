@@ -61,6 +61,7 @@ notebooks: $(STAMP) bytecode
 	$(BIN)/python book/tools/run_notebooks.py $(if $(FORCE),--force,)
 
 book: notebooks
+	$(BIN)/python book/tools/scorecard.py
 	$(BIN)/jupyter-book build .
 	test -f _build/html/index.html
 	@echo "book: $$(pwd)/_build/html/index.html"

@@ -1,7 +1,7 @@
 """The book's work stays lean: each chapter's default parameters may not grow what it computes.
 
 Work is counted, never timed: training steps and tokens, problems, samples, documents. Each
-chapter's ceilings are its defaults when its time was measured (the README's per-chapter budgets);
+chapter's ceilings are its defaults when its time was measured (the per-chapter times RESULTS.md records);
 raising a default past its ceiling fails here, so a slower book is a decision someone writes down
 (by raising the ceiling beside the new budget) rather than an accident. A default of None ("all
 of them") stays allowed only where it is pinned as None.

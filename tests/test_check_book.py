@@ -39,13 +39,24 @@ sphinx:
     html_static_path: ["{REPO_ROOT / "book" / "_static"}"]
     mathjax_path: mathjax/tex-mml-chtml.js
 """
-TOC = "format: jb-book\nroot: intro\nchapters:\n  - file: chapter\n"
+TOC = (
+    "format: jb-book\nroot: intro\nchapters:\n  - file: chapter\n  - file: book/scorecard\n"
+    "  - file: book/executed/01_fractions\n"
+)
 INTRO = (
     "# Tiny book\n\nAn introduction to the curriculum. See [the chapter](chapter.md).\n\n![a dot](dot.png)\n"
 )
 LONG = "x = '" + "a long line " * 30 + "'"
 MATH = "Math: $a^2 + b^2 = c^2$."
 CHAPTER = f"# A chapter on fractions\n\n```python\n{LONG}\n```\n\n{MATH} Back to [the start](intro.md).\n"
+
+
+SCORECARD = "# Reproduction scorecard\n\n| claim | verdict |\n|---|---|\n| fractions | holds |\n"
+FINDINGS = (
+    '<div class="admonition note findings"><p class="admonition-title">Findings</p>'
+    "<table><tbody><tr><td>fractions</td><td>holds</td></tr></tbody></table></div>"
+)
+NUMBERED_CHAPTER = f"# 1 · Fractions\n\nA chapter of the book.\n\n{FINDINGS}\n"
 
 
 def one_pixel_png() -> bytes:
@@ -74,7 +85,10 @@ def built(tmp_path_factory) -> Path:
         "_toc.yml": TOC,
         "intro.md": INTRO,
         "chapter.md": CHAPTER,
+        "book/scorecard.md": SCORECARD,
+        "book/executed/01_fractions.md": NUMBERED_CHAPTER,
     }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     (root / "dot.png").write_bytes(one_pixel_png())
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
@@ -91,8 +105,10 @@ def copy_of(built: Path, tmp_path: Path) -> Path:
 def test_a_clean_build_passes_and_is_photographed(built, tmp_path):
     report = check_book.check(built, tmp_path / "shots", "curriculum", CHROMIUM)
     assert report.problems == []
-    assert (report.pages, report.images) == (2, 1) and report.links > 0 and report.search_hits >= 1
+    assert (report.pages, report.images) == (4, 1) and report.links > 0 and report.search_hits >= 1
+    assert (report.findings_boxes, report.scorecard_rows) == (1, 1)
     assert sorted(p.name for p in (tmp_path / "shots").iterdir()) == [
+        "book",
         "chapter.png",
         "intro.png",
         "search.png",
@@ -165,3 +181,13 @@ def test_a_browser_that_never_listens_is_started_twice_then_named_and_stopped(tm
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert set(Path(check_book.tempfile.gettempdir()).glob("check-book-*")) == before
+
+
+def test_a_chapter_without_findings_and_a_missing_scorecard_are_named(built, tmp_path):
+    html = copy_of(built, tmp_path)
+    chapter = html / "book" / "executed" / "01_fractions.html"
+    chapter.write_text(chapter.read_text().replace("findings", "notes"))
+    (html / "book" / "scorecard.html").unlink()
+    problems = check_book.check(html, tmp_path / "shots", "curriculum", CHROMIUM).problems
+    assert "book/executed/01_fractions.html: the chapter shows no findings box" in problems
+    assert any("book/scorecard.html is missing" in p for p in problems)

@@ -17,7 +17,7 @@ PACKAGE = ROOT / "littlekit"
 
 # Lowest first. The shared leaves (the top-level modules) share floor 0 and may import each other.
 LEAVES = ("littlekit", "argtypes", "config", "grades", "io", "processes", "progress", "readability",
-          "runs", "stats", "swap", "text")  # fmt: skip
+          "paper", "runs", "stats", "swap", "text")  # fmt: skip
 PACKAGES = ("judge", "databuild", "filter", "fit", "curriculum", "lm", "evals", "experiments", "analysis",
             "cli")  # fmt: skip
 FLOORS: dict[str, int] = {**dict.fromkeys(LEAVES, 0), **{name: i for i, name in enumerate(PACKAGES, 1)}}

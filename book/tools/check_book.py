@@ -51,6 +51,9 @@ CUT_OFF_CODE = """
 """
 BROKEN_IMAGES = "[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
 SEARCH_HITS = "document.querySelectorAll('#search-results li, .search li').length"
+FINDINGS_ROWS = "document.querySelectorAll('.findings tbody tr').length"
+SCORECARD_ROWS = "document.querySelectorAll('article table tbody tr').length"
+SCORECARD_PAGE = Path("book") / "scorecard.html"
 
 
 def find_chromium() -> str | None:
@@ -256,6 +259,8 @@ class Report:
     images: int = 0
     links: int = 0
     search_hits: int = 0
+    findings_boxes: int = 0
+    scorecard_rows: int = 0
     problems: list[str] = field(default_factory=list)
 
     def lines(self, search: str) -> list[str]:
@@ -264,6 +269,8 @@ class Report:
             f"images: {self.images}",
             f"internal links: {self.links}",
             f"search {search!r}: {self.search_hits} result(s)",
+            f"chapters ending in a findings box: {self.findings_boxes}",
+            f"scorecard rows: {self.scorecard_rows}",
             *(f"PROBLEM {p}" for p in self.problems),
             "book check passed"
             if not self.problems
@@ -283,6 +290,19 @@ def _redirect(page: Path) -> bool:
     """A page that only sends the reader on (Jupyter Book's index.html is one)."""
     head = page.read_text(encoding="utf-8", errors="replace")[:2000].lower()
     return 'http-equiv="refresh"' in head
+
+
+def book_pages_problems(name: Path, browser: Browser, report: Report) -> list[str]:
+    """A chapter page must show its findings box; the scorecard page must show its rows."""
+    if name.parent.name == "executed" and name.stem[:2].isdigit():
+        if not browser.evaluate(FINDINGS_ROWS):
+            return [f"{name}: the chapter shows no findings box"]
+        report.findings_boxes += 1
+    if name == SCORECARD_PAGE:
+        report.scorecard_rows = int(browser.evaluate(SCORECARD_ROWS) or 0)
+        if not report.scorecard_rows:
+            return [f"{name}: the scorecard shows no rows"]
+    return []
 
 
 def check(html_root: Path, out: Path, search: str, executable: str) -> Report:
@@ -313,7 +333,10 @@ def check(html_root: Path, out: Path, search: str, executable: str) -> Report:
             report.problems += [
                 f"{name}: code line cut off: {line!r}" for line in browser.evaluate(CUT_OFF_CODE) or []
             ]
+            report.problems += book_pages_problems(name, browser, report)
             browser.screenshot(out / name.with_suffix(".png"))
+        if not (html_root / SCORECARD_PAGE).is_file():
+            report.problems.append(f"{SCORECARD_PAGE} is missing: the book has no reproduction scorecard")
         search_page = html_root / "search.html"
         if not search_page.is_file():
             report.problems.append("search.html is missing")

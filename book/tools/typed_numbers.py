@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_REF_NUM = r"[A-Z]?\d+(?:\.\d+)*[a-z]?"
+_REF_NUM = r"(?:[A-Z]\.?)?\d+(?:\.\d+)*[a-z]?"
 _REF_LIST = rf"{_REF_NUM}(?:\s*(?:-|–|,|, and|and|or|to|/|\+)\s*{_REF_NUM})*"
 # Spans removed before digits are looked for, in this order.
 ALLOWED = [
