@@ -8,7 +8,6 @@ Outputs go to runs/pytest-smoke/ and runs/pytest-smoke-training/, never to a cha
 """
 
 import os
-import re
 
 import pytest
 
@@ -301,21 +300,12 @@ def run_without_errors(name: str, parameters: dict, output) -> None:
     check_prose_is_glued(name, executed)
 
 
-GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`")
-
-
 def check_prose_is_glued(name: str, executed) -> None:
     """Every value the markdown pastes was glued by the run, and a chapter (not an exercise) ends
     with its findings box."""
-    from littlekit.analysis.findings import notebook_findings, notebook_glue_keys
+    from littlekit.analysis.findings import missing_glue, notebook_findings
 
-    wanted = {
-        match.group(1).split("::")[-1].rsplit(":", 1)[0]
-        for cell in executed.cells
-        if cell.cell_type == "markdown"
-        for match in GLUE_ROLE.finditer(cell.source)
-    }
-    missing = wanted - notebook_glue_keys(executed)
+    missing = missing_glue(executed)
     assert not missing, f"{name}: markdown pastes values the run never glued: {sorted(missing)}"
     if not name.startswith("exercises/"):
         assert notebook_findings(executed), f"{name}: no findings box (Chapter.findings_box)"

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from littlekit import paper  # noqa: E402
-from littlekit.analysis.findings import notebook_findings  # noqa: E402
+from littlekit.analysis.findings import missing_glue, notebook_findings  # noqa: E402
 
 NOT_RUN = "not run here"
 NOT_REPORTED = "not reported by this build"
@@ -190,6 +190,16 @@ def write_results(
     results.write_text("\n".join(lines), encoding="utf-8")
 
 
+def glue_problems(executed: Path) -> list[str]:
+    """One line per executed notebook whose prose pastes a value its run did not glue."""
+    problems = []
+    for path in sorted(executed.glob("[0-9][0-9]_*.ipynb")) + sorted(executed.glob("exercises/ex*.ipynb")):
+        missing = missing_glue(json.loads(path.read_text(encoding="utf-8")))
+        if missing:
+            problems.append(f"{path}: its prose pastes values the run never glued: {sorted(missing)}")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executed", type=Path, default=ROOT / "book" / "executed")
@@ -199,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     found = chapter_findings(args.executed)
     if not found:
         print(f"no executed chapters in {args.executed}: run the notebooks first", file=sys.stderr)
+        return 1
+    unglued = glue_problems(args.executed)
+    if unglued:
+        print("\n".join(unglued), file=sys.stderr)
         return 1
     rows = scorecard_rows(found)
     header = build_header()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ HOLDS, DOES_NOT_HOLD, UNTESTABLE = "holds", "does not hold", "untestable here"
 VERDICTS = (HOLDS, DOES_NOT_HOLD, UNTESTABLE)
 GLUE_PREFIX = "application/papermill.record/"  # MyST-NB's mime prefix for a glued, hidden output
 FINDINGS_METADATA = "littlekit_findings"  # the box's output metadata key the scorecard reads
+GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`")  # {glue:text}`key:.1%` pastes key
 
 
 @dataclass(frozen=True)
@@ -137,3 +139,15 @@ def notebook_glue_keys(notebook: dict) -> set[str]:
         for output in cell.get("outputs", [])
         if "scrapbook" in output.get("metadata", {})
     }
+
+
+def missing_glue(notebook: dict) -> set[str]:
+    """Keys an executed notebook's markdown pastes that its run never glued (Jupyter Book would
+    show nothing in their place)."""
+    wanted = {
+        match.group(1).split("::")[-1].rsplit(":", 1)[0]
+        for cell in notebook.get("cells", [])
+        if cell.get("cell_type") == "markdown"
+        for match in GLUE_ROLE.finditer("".join(cell.get("source", "")))
+    }
+    return wanted - notebook_glue_keys(notebook)
