@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from littlekit import config
+from littlekit import config, paper
 from littlekit.filter.base import Decision, Stage
 from littlekit.judge.cost import (
     FINEWEB_EDU_DOCS,
@@ -50,7 +50,7 @@ FILTER_ORDER = ("aoa", "fasttext", "encoder", "symbolic", "frequency")  # the pa
 GPU_STAGES = ("encoder",)  # stages the cost table runs on GPUs
 
 # The paper runs ModernBERT only on the ~266M documents whose fastText band agrees with the AoA band.
-PAPER_ENCODER_DOCS = 266e6
+PAPER_ENCODER_DOCS = paper.number("encoder_docs").value
 PAPER_ENCODER_FRACTION = PAPER_ENCODER_DOCS / FINEWEB_EDU_DOCS
 
 

@@ -24,6 +24,7 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from littlekit import paper
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT
 from littlekit.fit.thresholds import TARGET_MAX_BEYOND, TARGET_MIN_K5  # the acceptance targets
 from littlekit.readability import LONG_WORD_CHARS, long_word_share, mean_sentence_length
@@ -43,8 +44,11 @@ FIGURE2_LABELS: dict[str, str] = {
 }
 # The paper's final retention (Figure 2 and Sec. 3.1.6 / A.6); it prints no per-stage numbers.
 PAPER_FINAL_RETENTION: dict[str, dict[str, float]] = {
-    "CommonCoreText": {"K-5": 0.35, "Beyond K-5": 0.0},
-    "WeeBit": {"K-5": 0.42, "Beyond K-5": 0.0248},
+    name: {
+        "K-5": paper.number(f"{key}_k5_kept").value,
+        "Beyond K-5": paper.number(f"{key}_beyond_kept").value,
+    }
+    for name, key in (("CommonCoreText", "cct"), ("WeeBit", "weebit"))
 }
 
 TABLE4_ROWS: tuple[str, ...] = (
@@ -53,12 +57,16 @@ TABLE4_ROWS: tuple[str, ...] = (
     "Avg. sentence length (words)",
     f"Long words (>={LONG_WORD_CHARS} chars)",
 )
+TABLE4_NUMBERS = ("median_words", "mean_words", "sentence_words", "long_words")  # littlekit.paper's
 PAPER_TABLE4 = pd.DataFrame(
-    {"Retained": [115.0, 150.0, 13.3, 0.123], "Removed": [205.0, 228.0, 21.7, 0.180]},
+    {
+        side.title(): [paper.number(f"{side}_{name}").value for name in TABLE4_NUMBERS]
+        for side in ("retained", "removed")
+    },
     index=pd.Index(TABLE4_ROWS, name="statistic"),
 )
-PAPER_N_TERMS = 126
-PAPER_TERM_HIT_RATE = 0.0009  # 0.09% of retained passages hold one of the 126 terms
+PAPER_N_TERMS = int(paper.number("ngram_terms").value)
+PAPER_TERM_HIT_RATE = paper.number("ngram_hit_rate").value  # retained passages holding one of the terms
 
 # --- running the cascade ------------------------------------------------------------------------
 

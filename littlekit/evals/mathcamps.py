@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from littlekit import paper
 from littlekit.curriculum.answers import answer_in_question
 from littlekit.databuild.corpora import Root, load_mathcamps
 from littlekit.evals.answers import grade as grade_answer
@@ -282,7 +283,12 @@ READABILITY_ROWS = {
     "n_tokens": "Mean question length (words)",
 }
 PAPER_READABILITY = pd.DataFrame(
-    {"K-5": [5.28, 10.7, 4.29, 28], "Beyond K-5": [5.37, 10.1, 4.20, 23]},
+    {
+        band: [
+            paper.number(f"mathcamps_{name}_{suffix}").value for name in ("fk", "sentence", "word", "words")
+        ]
+        for band, suffix in (("K-5", "k5"), ("Beyond K-5", "beyond"))
+    },
     index=list(READABILITY_ROWS.values()),
 )
 

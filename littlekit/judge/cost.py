@@ -15,12 +15,15 @@ from typing import Any
 
 import pandas as pd
 
+from littlekit import paper
 from littlekit.judge.backends import token_count
 
-FINEWEB_EDU_DOCS = 6.95e9
-PAPER_COST_PER_SAMPLE: dict[str, float] = {"openevolve": 0.0014, "gepa": 0.0017, "seed": 0.0035}
-PAPER_ENSEMBLE_PER_SAMPLE = round(sum(PAPER_COST_PER_SAMPLE.values()), 10)  # 0.0066
-PAPER_TOTAL_USD = 45_870_000.0  # as printed in the paper
+FINEWEB_EDU_DOCS = paper.number("fineweb_edu_docs").value
+PAPER_COST_PER_SAMPLE: dict[str, float] = {
+    setup: paper.number(f"judge_cost_{setup}").value for setup in ("openevolve", "gepa", "seed")
+}
+PAPER_ENSEMBLE_PER_SAMPLE = round(sum(PAPER_COST_PER_SAMPLE.values()), 10)  # the paper's $0.0066
+PAPER_TOTAL_USD = paper.number("judge_cost_total").value  # as printed in the paper
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ import shlex
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
-from littlekit import __version__
+from littlekit import __version__, paper
 from littlekit.argtypes import Parser, UsageError
 from littlekit.lm.launch_checks import not_an_option, script_problems, shell_join, train_arg_problems
 from littlekit.lm.sizes import (
@@ -89,7 +89,9 @@ TIME_MARGIN = 0.20  # the Slurm time limit is the estimate plus this fraction, r
 JOB_SAVE_SHARE = 0.5  # last/ is saved at least this often, as a share of one job's time limit
 
 # The paper's 5B run: 100 h on 8 B200 (section 3.2); 80B training tokens (3.3, A.4), 88B corpus.
-PAPER_RUN = {"size": "5B", "gpu": "B200", "n_gpus": 8, "hours": 100.0, "tokens": (80e9, 88e9)}
+_P = {k: paper.number(k).value for k in ("train_gpus", "train_hours", "train_tokens_low", "corpus_tokens")}
+PAPER_RUN = {"size": paper.number("largest_model").shown, "gpu": "B200", "n_gpus": int(_P["train_gpus"]),
+             "hours": _P["train_hours"], "tokens": (_P["train_tokens_low"], _P["corpus_tokens"])}
 
 _SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 MAX_TOKENS = 10**15  # 1,000T: far beyond any corpus; a larger budget is a typo (1e30, an extra suffix)
