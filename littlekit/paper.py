@@ -54,6 +54,9 @@ NUMBERS: dict[str, PaperNumber] = {
     "subtlex_oov": _n(0.025, "2.5%", "Appendix A.1: OOV with SUBTLEX-US frequencies"),
     "wikipedia_oov": _n(0.0023, "0.23%", "Appendix A.1: OOV with Wikipedia frequencies"),
     # Appendix A.2: the judge
+    "judge_cost_openevolve": _n(0.0014, "$0.0014", "Appendix A.2: OpenEvolve ensemble, per sample"),
+    "judge_cost_gepa": _n(0.0017, "$0.0017", "Appendix A.2: the GEPA-optimised prompt, per sample"),
+    "judge_cost_seed": _n(0.0035, "$0.0035", "Appendix A.2: the seed prompts, per sample"),
     "judge_cost_sample": _n(0.0066, "$0.0066", "Appendix A.2: ensemble cost per sample"),
     "judge_cost_total": _n(45.87e6, "USD 45.87M", "Appendix A.2: the ensemble over all FineWeb-Edu"),
     "fineweb_edu_docs": _n(6.95e9, "6.95B", "Appendix A.2: FineWeb-Edu documents"),
@@ -68,6 +71,8 @@ NUMBERS: dict[str, PaperNumber] = {
     "ngram_hit_rate": _n(0.0009, "0.09%", "Appendix A.6: retained passages holding one of them"),
     "retained_median_words": _n(115, "115", "Table 4: median words, retained K-5 passages"),
     "removed_median_words": _n(205, "205", "Table 4: median words, removed K-5 passages"),
+    "retained_mean_words": _n(150, "150", "Table 4: mean words, retained K-5 passages"),
+    "removed_mean_words": _n(228, "228", "Table 4: mean words, removed K-5 passages"),
     "retained_sentence_words": _n(13.3, "13.3", "Table 4: mean sentence length, retained"),
     "removed_sentence_words": _n(21.7, "21.7", "Table 4: mean sentence length, removed"),
     "retained_long_words": _n(0.123, "12.3%", "Table 4: long words (7+ characters), retained"),
@@ -77,12 +82,19 @@ NUMBERS: dict[str, PaperNumber] = {
     "train_tokens_low": _n(80e9, "~80B", "Section 3.2: tokens a LittleLearner trains on"),
     "largest_model": _n(5e9, "5B", "Section 3.2: the largest LittleLearner"),
     "train_hours": _n(100, "100 h", "Section 3.2: the 5B run on 8 B200"),
+    "train_gpus": _n(8, "8", "Section 3.2: B200 GPUs of the 5B run"),
     "cooloff_k5": _n(0.91, "91%", "Section 3.2: cool-off mixture, K-5 pretraining data"),
     # Appendix C: MathCAMPS
     "mathcamps_samples": _n(1024, "1,024", "Section 4, Figure 6: rollouts per problem for pass@1"),
     "mathcamps_min_answers": _n(30, "30", "Appendix C.2: a standard needs this many unique answers"),
     "mathcamps_fk_k5": _n(5.28, "5.28", "Appendix C.2.1: FK grade of the K-5 questions"),
     "mathcamps_fk_beyond": _n(5.37, "5.37", "Appendix C.2.1: FK grade of the Beyond-K-5 questions"),
+    "mathcamps_sentence_k5": _n(10.7, "10.7", "Appendix C.2.1: mean sentence words, K-5 questions"),
+    "mathcamps_sentence_beyond": _n(10.1, "10.1", "Appendix C.2.1: mean sentence words, Beyond-K-5"),
+    "mathcamps_word_k5": _n(4.29, "4.29", "Appendix C.2.1: mean word length, K-5 questions"),
+    "mathcamps_word_beyond": _n(4.20, "4.20", "Appendix C.2.1: mean word length, Beyond-K-5"),
+    "mathcamps_words_k5": _n(28, "28", "Appendix C.2.1: mean question words, K-5 questions"),
+    "mathcamps_words_beyond": _n(23, "23", "Appendix C.2.1: mean question words, Beyond-K-5"),
     "spearman_k5": _n(0.80, "0.80", "Appendix C.2: per-problem Spearman between models in K-5"),
     # Section 3.2 ablation: single-digit number tokens at 2B (Beyond-K-5 MathCAMPS pass@1)
     "digits_ll_before": _n(0.011, "1.1%", "Section 3.2: LittleLearner, default tokenizer"),
@@ -103,13 +115,47 @@ NUMBERS: dict[str, PaperNumber] = {
     "icl_compact_beyond": _n(0.016, "1.6%", "Table 5: compact algebraic shots, Beyond-K-5"),
     "icl_qa_k5": _n(0.092, "9.2%", "Table 5: Q/A-only shots, K-5"),
     "icl_qa_beyond": _n(0.002, "0.2%", "Table 5: Q/A-only shots, Beyond-K-5"),
+    "aoa_zipf_n": _n(50142, "50,142", "Appendix A.1, Figure 11: words in the AoA-Zipf fit"),
+    "nawl_eta2": _n(0.157, "0.157", "Appendix A.1, Figure 10: eta squared of NAWL coverage"),
+    "word_length_eta2": _n(0.113, "0.113", "Appendix A.1, Figure 10: eta squared of mean word length"),
+    "ttr_eta2": _n(0.106, "0.106", "Appendix A.1, Figure 10: eta squared of type-token ratio"),
+    "wikipedia_idf_eta2": _n(0.027, "0.027", "Appendix A.1, Figure 10: eta squared of mean Wikipedia IDF"),
+    "sentence_length_eta2": _n(0.010, "0.010", "Appendix A.1, Figure 10: eta squared of sentence length"),
+    "symbolic_removal": _n(0.001, "~0.1%", "Section 3.1.4, Appendix A.3: stage 4's removal after ModernBERT"),
     # -- more numbers: AoA, judge, symbolic --
+    "retained_pool_tokens": _n(100e9, "~100B", "Appendix A.4: tokens retained before frequency sampling"),
+    "sampling_target_tokens": _n(80e9, "80B", "Appendix A.4: the training target frequency sampling fills"),
     # -- more numbers: fastText, frequency --
     # -- more numbers: encoder --
+    "weebit_k5_passages": _n(2218, "2,218", "Appendix A.6: WeeBit passages of grades 2-4 (K-5)"),
+    "weebit_beyond_passages": _n(6000, "6,000", "Appendix A.6: WeeBit passages of grades 6-10 (Beyond-K-5)"),
+    "weebit_out_of_scope": _n(
+        0.0005, "0.05%", "Appendix A.6: WeeBit Beyond-K-5 passages kept that are clearly out of scope (three)"
+    ),
     # -- more numbers: validation --
+    "training_small_model": _n(0.6e9, "0.6B", "Section 4.1: the smallest LittleLearner trained"),
+    "training_mid_model": _n(1.3e9, "1.3B", "Section 4.1: the middle LittleLearner trained"),
+    "training_gpus": _n(8, "8", "Section 3.2: the B200 GPUs of the 5B run"),
+    "familiarity_gemma_size": _n(2e9, "2B", "Section 3.3: Gemma 2B, the external reference model"),
     # -- more numbers: tokenizer, training, familiarity --
     # -- more numbers: Jeopardy, MathCAMPS, curriculum --
+    # Section 4.1, Figures 7 and 17: the scaling runs (the largest is largest_model)
+    "scaling_small": _n(0.6e9, "0.6B", "Section 4.1, Figure 7: the smallest size of the scaling runs"),
+    "scaling_middle": _n(1.3e9, "1.3B", "Section 4.1, Figure 7: the middle size of the scaling runs"),
+    # Appendix B: the matched single-digit tokenizer ablation (its pass@1 figures are digits_*)
+    "digits_model": _n(2e9, "2B", "Appendix B: the model size of the single-digit tokenizer ablation"),
     # -- more numbers: scaling, digits --
+    # Appendix C.4: GRPO's segments and re-banding
+    "grpo_band_samples": _n(16, "16", "Appendix C.4: GRPO re-banding, samples per problem"),
+    "grpo_segment_low": _n(150, "150", "Appendix C.4: GRPO steps per segment, fewest"),
+    "grpo_segment_high": _n(300, "300", "Appendix C.4: GRPO steps per segment, most"),
+    # Table 5 and Appendix C.5.3: mean output length (characters) per shot style
+    "icl_direct_chars": _n(352, "352", "Table 5: direct, mean output (characters)"),
+    "icl_prose_chars": _n(374, "374", "Table 5, Appendix C.5.3: natural-prose shots, mean output"),
+    "icl_compact_chars": _n(99, "99", "Table 5, Appendix C.5.3: compact algebraic shots, mean output"),
+    "icl_qa_chars": _n(41, "41", "Table 5, Appendix C.5.3: Q/A-only shots, mean output"),
+    # the BoundaryEvo preprint (arXiv 2610.13285; shared/seeds), not the LittleLearner paper
+    "boundaryevo_examples": _n(1000, "1,000", "BoundaryEvo preprint, abstract: training examples in all"),
     # -- more numbers: post-training, ICL, BoundaryEvo --
 }
 
