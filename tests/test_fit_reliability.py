@@ -82,7 +82,7 @@ def test_a_completed_fasttext_refit_takes_out_what_was_made_from_the_old_model(r
     point = read_operating_point(artifacts)
     assert point.chosen_on == JOINT_POINT and "stage5" in point.details  # the joint point, stage 5's share
     encoder_before = tree_digest(artifacts / "models" / "modernbert_grade")
-    assert main(["fit", "fasttext", "--force", "--seed", "1", "--out", str(artifacts)]) == 0
+    assert main(["fit", "fasttext", "--force", "--seed", "1", "--out", str(artifacts), *QUICK]) == 0
     printed = capsys.readouterr().out
     assert "operating-point, word-table were made from" in printed
     assert "`littlekit fit operating-point" in printed and "`littlekit fit word-table" in printed

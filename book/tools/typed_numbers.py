@@ -32,6 +32,9 @@ ALLOWED = [
     re.compile(r"\]\([^)\s]*\)"),  # a link's or image's target
     re.compile(r"<[^>\n]*>"),  # an HTML tag and its attributes
     re.compile(r"https?://\S+"),
+    re.compile(r"\b(?:K|\d{1,2})\.[A-Z]{1,4}(?:\.[A-Z])?(?:\.\d+[a-z]?)*"),  # CCSS codes: 6.EE.B.7
+    re.compile(r"\b(?:90|95|99)% (?=(?:CI|confidence|interval|Wilson|bootstrap|exact|t-interval))"),
+    re.compile(r"·\s*\d+\s*·"),  # a numbered title: "Exercises · 11 · ..."
     re.compile(
         rf"\b(?:[Cc]hapters?|[Ss]ections?|§|[Ff]igures?|[Tt]ables?|[Aa]ppendix|[Aa]ppendices|App\.|"
         rf"[Ss]tages?|[Ee]xercises?|[Ss]essions?|[Ss]teps?|[Pp]arts?|[Ll]evels?|[Ee]quations?|"
@@ -41,7 +44,6 @@ ALLOWED = [
     re.compile(r"\b(?:Beyond[- ])?K\s*[-–]\s*\d+\b"),  # grade bands K-5, K-8, K-12
     re.compile(r"\b(?:6\s*[-–]\s*8|9\s*[-–]\s*12)\b"),  # the middle and high school bands
     re.compile(r"\b[Gg]rades?\s+\d+\s*[-–]\s*\d+\b"),
-    re.compile(r"\b\d\.[A-Z]{1,4}(?:\.[A-Z])?(?:\.\d+)*\b"),  # CCSS standard codes: 6.EE.B.7
     re.compile(r"\b(?:19|20)\d\d\b"),  # years
     re.compile(r"\[\d+(?:[,–-]\s*\d+)*\]"),  # numbered citations
     re.compile(r"^\s*(?:#+\s*)?\d+(?:[.)]|\s*·)\s", re.M),  # numbered list items and headings
@@ -60,19 +62,18 @@ def typed_numbers(markdown: str) -> list[str]:
 
 
 def notebook_typed_numbers(path: Path) -> list[tuple[int, str, str]]:
-    """(cell index, number, the line holding it) for each typed number in a notebook's markdown."""
+    """(cell index, number, the line holding it) for each typed number in a notebook's markdown.
+    A cell is scanned whole, so a reference broken across lines ("chapter" / "9") still counts."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
     found = []
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] != "markdown":
             continue
         text = "".join(cell["source"])
-        for line in text.splitlines():
-            found += [(index, number, line.strip()) for number in typed_numbers(line)]
-        # rules that span lines (fenced code, display math) see the whole cell
-        if "```" in text or "$$" in text:
-            whole = set(typed_numbers(text))
-            found = [f for f in found if f[0] != index or f[1] in whole]
+        lines = text.splitlines() or [""]
+        for number in typed_numbers(text):
+            line = next((line for line in lines if number in line), lines[0])
+            found.append((index, number, line.strip()))
     return found
 
 
