@@ -34,7 +34,7 @@ ALLOWED = [
     re.compile(r"https?://\S+"),
     re.compile(r"\b(?:K|\d{1,2})\.[A-Z]{1,4}(?:\.[A-Z])?(?:\.\d+[a-z]?)*"),  # CCSS codes: 6.EE.B.7
     re.compile(r"\b(?:90|95|99)% (?=(?:CI|confidence|interval|Wilson|bootstrap|exact|t-interval))"),
-    re.compile(r"·\s*\d+\s*·"),  # a numbered title: "Exercises · 11 · ..."
+    re.compile(r"^#+[^\n]*?·\s*\d+", re.M),  # a numbered title: "# Exercises · 11 ..."
     re.compile(
         rf"\b(?:[Cc]hapters?|[Ss]ections?|§|[Ff]igures?|[Tt]ables?|[Aa]ppendix|[Aa]ppendices|App\.|"
         rf"[Ss]tages?|[Ee]xercises?|[Ss]essions?|[Ss]teps?|[Pp]arts?|[Ll]evels?|[Ee]quations?|"
