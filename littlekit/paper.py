@@ -83,7 +83,7 @@ NUMBERS: dict[str, PaperNumber] = {
     "largest_model": _n(5e9, "5B", "Section 3.2: the largest LittleLearner"),
     "train_hours": _n(100, "100 h", "Section 3.2: the 5B run on 8 B200"),
     "train_gpus": _n(8, "8", "Section 3.2: B200 GPUs of the 5B run"),
-    "cooloff_k5": _n(0.91, "91%", "Section 3.2: cool-off mixture, K-5 pretraining data"),
+    "cooloff_k5": _n(0.91, "91%", "Appendix B: cool-off mixture, K-5 pretraining data"),
     # Appendix C: MathCAMPS
     "mathcamps_samples": _n(1024, "1,024", "Section 4, Figure 6: rollouts per problem for pass@1"),
     "mathcamps_min_answers": _n(30, "30", "Appendix C.2: a standard needs this many unique answers"),
@@ -97,10 +97,10 @@ NUMBERS: dict[str, PaperNumber] = {
     "mathcamps_words_beyond": _n(23, "23", "Appendix C.2.1: mean question words, Beyond-K-5"),
     "spearman_k5": _n(0.80, "0.80", "Appendix C.2: per-problem Spearman between models in K-5"),
     # Section 3.2 ablation: single-digit number tokens at 2B (Beyond-K-5 MathCAMPS pass@1)
-    "digits_ll_before": _n(0.011, "1.1%", "Section 3.2: LittleLearner, default tokenizer"),
-    "digits_ll_after": _n(0.018, "1.8%", "Section 3.2: LittleLearner, single-digit tokens"),
-    "digits_unf_before": _n(0.046, "4.6%", "Section 3.2: UNFILTERED, default tokenizer"),
-    "digits_unf_after": _n(0.103, "10.3%", "Section 3.2: UNFILTERED, single-digit tokens"),
+    "digits_ll_before": _n(0.011, "1.1%", "Appendix B, 2B ablation: LittleLearner, default tokenizer"),
+    "digits_ll_after": _n(0.018, "1.8%", "Appendix B, 2B ablation: LittleLearner, single-digit tokens"),
+    "digits_unf_before": _n(0.046, "4.6%", "Appendix B, 2B ablation: UNFILTERED, default tokenizer"),
+    "digits_unf_after": _n(0.103, "10.3%", "Appendix B, 2B ablation: UNFILTERED, single-digit tokens"),
     # Section 4.2: post-training
     "sft_math_problems": _n(108e3, "108k", "Section 4.2: SFT math word problems"),
     "sft_reading_qa": _n(526e3, "526k", "Section 4.2: SFT reading-comprehension QA"),
@@ -205,7 +205,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "table3",
-        "Table 3, Appendix A.4",
+        "Table 3, Appendix A.3",
         "The symbolic-notation filter is a narrow cleanup pass: it removes formal notation, little else",
         "low removal rate",
     ),
@@ -218,7 +218,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "k5_tokenizer",
-        "Section 3.2",
+        "Appendix B",
         "The tokenizer is trained on the K-5 corpus only",
         "tokenizer from K-5 text",
     ),
@@ -291,9 +291,9 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "digits",
-        "Section 3.2 (tokenizer ablation)",
+        "Appendix B (tokenizer ablation)",
         "Single-digit number tokens raise Beyond-K-5 accuracy, far more for UNFILTERED",
-        "LittleLearner 1.1% -> 1.8%, UNFILTERED 4.6% -> 10.3%",
+        "LittleLearner 1.1% → 1.8%, UNFILTERED 4.6% → 10.3%",
     ),
     Claim(
         "fig8",
