@@ -67,8 +67,13 @@ def against_target(low: float, high: float, target: float, at_most: bool) -> str
 
 def same_sign(low: float, high: float, positive: bool = True) -> str:
     """The verdict of an interval on a difference the paper says is positive (or negative): the
-    whole interval on that side holds, the whole on the other does not, one spanning 0 cannot tell."""
-    return against_target(low, high, 0.0, at_most=not positive)
+    whole interval strictly on that side holds, the whole interval strictly on the other side does
+    not, one that touches or spans 0 cannot tell. (A claim of "at least as large" is
+    `against_target(low, high, 0.0, at_most=False)`.)"""
+    if any(math.isnan(x) for x in (low, high)):
+        return UNTESTABLE
+    low, high = (low, high) if positive else (-high, -low)
+    return HOLDS if low > 0 else DOES_NOT_HOLD if high < 0 else UNTESTABLE
 
 
 def glue(key: str, value: Any) -> None:
