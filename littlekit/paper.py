@@ -133,15 +133,12 @@ NUMBERS: dict[str, PaperNumber] = {
         0.0005, "0.05%", "Appendix A.6: WeeBit Beyond-K-5 passages kept that are clearly out of scope (three)"
     ),
     # -- more numbers: validation --
-    "training_small_model": _n(0.6e9, "0.6B", "Section 4.1: the smallest LittleLearner trained"),
-    "training_mid_model": _n(1.3e9, "1.3B", "Section 4.1: the middle LittleLearner trained"),
-    "training_gpus": _n(8, "8", "Section 3.2: the B200 GPUs of the 5B run"),
     "familiarity_gemma_size": _n(2e9, "2B", "Section 3.3: Gemma 2B, the external reference model"),
     # -- more numbers: tokenizer, training, familiarity --
     # -- more numbers: Jeopardy, MathCAMPS, curriculum --
     # Section 4.1, Figures 7 and 17: the scaling runs (the largest is largest_model)
     "scaling_small": _n(0.6e9, "0.6B", "Section 4.1, Figure 7: the smallest size of the scaling runs"),
-    "scaling_middle": _n(1.3e9, "1.3B", "Section 4.1, Figure 7: the middle size of the scaling runs"),
+    "scaling_middle": _n(1.3e9, "1.3B", "Section 4.1, Figure 7: the middle LittleLearner"),
     # Appendix B: the matched single-digit tokenizer ablation (its pass@1 figures are digits_*)
     "digits_model": _n(2e9, "2B", "Appendix B: the model size of the single-digit tokenizer ablation"),
     # -- more numbers: scaling, digits --

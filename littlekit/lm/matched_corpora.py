@@ -171,7 +171,8 @@ def pair_exposure(
 
 def tokenizer_texts(k5: pd.DataFrame, k5_math: Sequence[dict[str, Any]]) -> list[str]:
     """What the K-5 tokenizer is fitted on: LittleLearner's pretraining data, its text then its
-    math (the paper fits one tokenizer on the K-5 corpus and trains both models with it)."""
+    math (the paper fits its tokenizer on the K-5 corpus only, Appendix B; that UNFILTERED uses the
+    same one is our reading, which keeps the pair's vocabulary the one thing not to differ)."""
     return [*k5["text"].tolist(), *(record["text"] for record in k5_math)]
 
 
