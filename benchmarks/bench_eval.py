@@ -58,7 +58,7 @@ def per_document_loop(model, tokenizer, texts: list[str], max_length: int) -> di
 def load_model(args, texts: list[str], work: Path):
     from littlekit.evals.models import load_causal_lm
 
-    default = runs.path(config.run_dir("default"), "nano_models") / "littlelearner" / "best"
+    default = runs.path(config.run_dir("default"), "pair_models") / "littlelearner" / "best"
     where = Path(args.model) if args.model else default
     if (where / "config.json").is_file():
         model, tokenizer = load_causal_lm(where, device=args.device)

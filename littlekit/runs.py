@@ -12,7 +12,7 @@ by name (`path(run, "labels")`), never by a folder name, so the layout is this o
     validation         validation/                 the whole cascade on grade-labelled passages
     pool_outcomes      validation/outcomes_pool.parquet   the cascade's verdict per pretraining-pool document
     training_corpora   tokenizer/                  K-5 and unfiltered corpora, math exposure, K-5 tokenizer
-    nano_models        training/                   the nano LittleLearner / UNFILTERED checkpoints
+    pair_models        training/                   the trained LittleLearner / UNFILTERED pair
     seed_replicas      training/seeds/             the same pair retrained with other training seeds
     ...                                            (and one report folder per other chapter)
 
@@ -86,14 +86,14 @@ PRODUCTS: dict[str, Product] = {
         "the K-5 and unfiltered training corpora, their math exposure and the K-5 tokenizer",
         "the tokenizer chapter",
     ),
-    "nano_models": Product(
+    "pair_models": Product(
         "training",
-        "the nano LittleLearner and UNFILTERED checkpoints",
+        "the trained LittleLearner and UNFILTERED checkpoints",
         "the training chapter",
     ),
     "seed_replicas": Product(
         "training/seeds",
-        "the nano pair retrained with several training seeds (the same data, a shorter run), "
+        "the pair retrained with several training seeds (the same data, a shorter run), "
         "seed<N>/<name>/best",
         "the training chapter",
     ),

@@ -1,9 +1,9 @@
 """The causal language models the evaluations compare.
 
-By default these are the run's two best nano checkpoints (`<name>/best/` in the run product
-`nano_models`, `save_pretrained` directories with the tokenizer beside the weights). Any other
+By default these are the run's two best checkpoints of the trained pair (`<name>/best/` in the run product
+`pair_models`, `save_pretrained` directories with the tokenizer beside the weights). Any other
 model is a label mapped to a local directory or a Hub id (the released LittleLearner, Gemma 2B,
-...): the same transformers loaders read both, so the evaluations never special-case the nano models.
+...): the same transformers loaders read both, so the evaluations never special-case the pair.
 """
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ import torch
 
 from littlekit import runs
 
-# the nano models' folder names in the run product `nano_models` -> the names the paper uses
-NANO_MODELS: dict[str, str] = {"littlelearner": "LittleLearner", "unfiltered": "UNFILTERED"}
+# the pair's folder names in the run product `pair_models` -> the names the paper uses
+PAIR_MODELS: dict[str, str] = {"littlelearner": "LittleLearner", "unfiltered": "UNFILTERED"}
 
 
-def nano_checkpoints(run: str | os.PathLike) -> dict[str, str]:
-    """{label: checkpoint directory} of the run's best nano LittleLearner and nano UNFILTERED.
+def pair_checkpoints(run: str | os.PathLike) -> dict[str, str]:
+    """{label: checkpoint directory} of the run's best LittleLearner and UNFILTERED.
 
     `runs.MissingProduct` (a FileNotFoundError) says what makes them when one is missing.
     """
-    folder = runs.path(run, "nano_models")
+    folder = runs.path(run, "pair_models")
     found, missing = {}, []
-    for name, label in NANO_MODELS.items():
+    for name, label in PAIR_MODELS.items():
         best = folder / name / "best"
         if (best / "config.json").is_file():
             found[label] = str(best)
@@ -37,7 +37,7 @@ def nano_checkpoints(run: str | os.PathLike) -> dict[str, str]:
             missing.append(best)
     if missing:
         raise runs.MissingProduct(
-            f"{runs.missing_note(run, 'nano_models', missing=missing)}; run it with the same run_name "
+            f"{runs.missing_note(run, 'pair_models', missing=missing)}; run it with the same run_name "
             "first, or pass the models explicitly as {label: path or Hub id}"
         )
     return found
@@ -68,7 +68,7 @@ def seed_study(run: str | os.PathLike) -> dict[str, Any]:
 
 
 def seed_checkpoints(run: str | os.PathLike) -> dict[int, dict[str, str]]:
-    """{seed: {label: checkpoint directory}} of the nano pair retrained with other training seeds
+    """{seed: {label: checkpoint directory}} of the pair retrained with other training seeds
     (the run product `seed_replicas`: `seed<N>/<name>/best`), for the spread a verdict has over
     retraining. Only the seeds the manifest names (`write_seed_manifest`) and that hold both models
     are listed, so runs left from an earlier study never enter a verdict; none gives {}."""
@@ -76,16 +76,16 @@ def seed_checkpoints(run: str | os.PathLike) -> dict[int, dict[str, str]]:
     named = seed_study(run).get("seeds", [])
     found: dict[int, dict[str, str]] = {}
     for seed in sorted(named):
-        pair = {label: str(folder / f"seed{seed}" / name / "best") for name, label in NANO_MODELS.items()}
+        pair = {label: str(folder / f"seed{seed}" / name / "best") for name, label in PAIR_MODELS.items()}
         if all((Path(p) / "config.json").is_file() for p in pair.values()):
             found[int(seed)] = pair
     return found
 
 
 def resolve_models(run: str | os.PathLike, models: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The models to evaluate: `models` ({label: path or Hub id}) when given, else the run's nano pair."""
+    """The models to evaluate: `models` ({label: path or Hub id}) when given, else the run's trained pair."""
     if models is None:
-        return nano_checkpoints(run)
+        return pair_checkpoints(run)
     if not isinstance(models, Mapping) or not models:
         raise ValueError(f"models must be a non-empty mapping of label -> path or Hub id, got {models!r}")
     for label, where in models.items():
