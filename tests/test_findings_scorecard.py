@@ -177,3 +177,19 @@ def test_the_readme_links_the_built_results_instead_of_typing_them():
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert "RESULTS.md" in readme
     assert "| what | ours | paper |" not in readme
+
+
+def test_a_claim_of_no_change_needs_the_whole_interval_inside_the_margin():
+    from littlekit.experiments.compare import margin_change_verdict, null_change
+
+    assert findings.within_margin(-0.03, 0.04, 0.05) == findings.HOLDS
+    assert findings.within_margin(-0.08, 0.02, 0.05) == findings.UNTESTABLE  # holds 0, crosses -5 points
+    assert findings.within_margin(0.06, 0.12, 0.05) == findings.DOES_NOT_HOLD
+    row = {"low": -0.08, "high": 0.02, "accuracy a": 0.2, "accuracy b": 0.18}
+    assert null_change(row, 0.05) == "inconclusive" and null_change(row, 0.1) == "does not change"
+    assert null_change({"low": 0.07, "high": 0.2, "accuracy a": 0.1, "accuracy b": 0.2}, 0.05) == "raises"
+    assert null_change({"low": 0.0, "high": 0.0, "accuracy a": 0.0, "accuracy b": 0.0}, 0.05) == (
+        "untestable at this scale"
+    )
+    small_rise = {"low": 0.01, "high": 0.03, "accuracy a": 0.1, "accuracy b": 0.12}
+    assert margin_change_verdict(small_rise, 0.05) == "raises"

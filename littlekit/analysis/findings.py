@@ -76,6 +76,17 @@ def same_sign(low: float, high: float, positive: bool = True) -> str:
     return HOLDS if low > 0 else DOES_NOT_HOLD if high < 0 else UNTESTABLE
 
 
+def within_margin(low: float, high: float, margin: float) -> str:
+    """The verdict of an interval on a claim of no change, judged with an equivalence margin: the
+    whole interval within +-margin holds, wholly outside it does not, across an edge cannot tell
+    (an interval that merely holds 0 is absence of evidence, not evidence of no change)."""
+    upper = against_target(low, high, margin, at_most=True)
+    lower = against_target(low, high, -margin, at_most=False)
+    if DOES_NOT_HOLD in (upper, lower):
+        return DOES_NOT_HOLD
+    return HOLDS if upper == lower == HOLDS else UNTESTABLE
+
+
 def glue(key: str, value: Any) -> None:
     """Glue `value` (shown as its str; a float as it is) under `key`, hidden in the notebook, for
     `{glue:text}`key`` in markdown. The same output MyST-NB's `glue(key, value, display=False)` makes."""

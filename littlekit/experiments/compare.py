@@ -93,6 +93,26 @@ def change_verdict(row: pd.Series | dict, control: pd.Series | dict | None = Non
     return "inconclusive"
 
 
+def null_change(row: pd.Series | dict, margin: float) -> str:
+    """A `paired_changes` row read against a claim of no change, with an equivalence margin (in
+    accuracy, 0.05 = five points): a floor is "untestable at this scale", the whole interval within
+    +-margin "does not change", wholly above or below it "raises" or "lowers", else "inconclusive"."""
+    if change_verdict(row) == "untestable at this scale":
+        return "untestable at this scale"
+    if row["low"] > margin:
+        return "raises"
+    if row["high"] < -margin:
+        return "lowers"
+    return "does not change" if -margin <= row["low"] and row["high"] <= margin else "inconclusive"
+
+
+def margin_change_verdict(row: pd.Series | dict, margin: float) -> str:
+    """`change_verdict`'s "raises" or "lowers"; otherwise the row read by `null_change`, so an
+    interval that holds 0 reads "does not change" only inside the margin."""
+    verdict = change_verdict(row)
+    return verdict if verdict in ("raises", "lowers") else null_change(row, margin)
+
+
 def _at_floor(row: pd.Series | dict) -> bool:
     """Nothing right under either condition (by the correct counts, else the accuracies)."""
     # a row of a table that joins several comparisons holds the other comparisons' columns empty:
