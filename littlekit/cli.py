@@ -66,10 +66,10 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "write SymPy-verified K-8 math problems tied to CCSS standards (JSONL), or --list the units",
     ),
     "eval": (
-        "littlekit.evals.command",
+        "littlekit.evals.registry",
         "add_eval_parser",
         "run_eval_command",
-        "evaluate a causal LM: littlekit eval curriculum --model PATH --band K5|BEYOND|all",
+        "evaluate a causal LM on a benchmark: littlekit eval --list; littlekit eval NAME --model PATH",
     ),
     "notebook": (
         "littlekit.analysis.notebook_command",

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from littlekit.argtypes import positive_int
+from littlekit.evals.benchmark import Benchmark, count_or_all, option
 from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, paired_bootstrap_table
 from littlekit.evals.seen import SeenItems, seen_items
 
@@ -253,3 +255,59 @@ def easiness_slopes(results: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("model")
+
+
+# --- `littlekit eval clear` (the interface: littlekit.evals.benchmark) ---------------------------
+
+
+def _load_benchmark(args: Any) -> pd.DataFrame:
+    from littlekit.databuild.corpora import load_clear
+
+    return load_clear(args.data_root)
+
+
+def _score_benchmark(model: Any, tokenizer: Any, clear: pd.DataFrame, args: Any) -> pd.DataFrame:
+    """`clear_bpb`'s per-excerpt rows (only excerpts the model's training text does not hold)."""
+    return clear_bpb({"model": (model, tokenizer)}, clear, per_bin=args.per_bin,
+                     fold_extremes=args.fold_extremes, seed=args.seed, batch_size=args.batch_size,
+                     max_length=args.max_length)[1]  # fmt: skip
+
+
+def bin_bpb_table(docs: pd.DataFrame, args: Any) -> pd.DataFrame:
+    """Per easiness bin (easy to hard): mean easiness, excerpts, tokens, bytes, corpus BPB and its
+    percentile bootstrap interval over the bin's excerpts (`bin_bootstrap_ci`)."""
+    table = binned_bpb(docs[["nats", "bytes", "tokens"]].to_dict("records"), docs["bin"],
+                       bin_table(PAPER_EDGES, args.fold_extremes))  # fmt: skip
+    table["mean_easiness"] = table["bin"].map(docs.groupby("bin")["bt_easiness"].mean())
+    intervals = bin_bootstrap_ci(docs, n_boot=args.n_boot, seed=args.seed).drop(columns="model")
+    table = table.merge(intervals, on="bin", how="left")
+    return table[["bin", "label", "mean_easiness", "docs", "tokens", "bytes", "bpb", "ci_low", "ci_high"]]
+
+
+BENCHMARK = Benchmark(
+    name="clear",
+    measures="bits per byte on CLEAR excerpts by Bradley-Terry easiness bin",
+    chapter="10, Figure 3",
+    load=_load_benchmark,
+    score=_score_benchmark,
+    table=bin_bpb_table,
+    options=(
+        option(
+            "--per-bin",
+            type=count_or_all,
+            default=100,
+            help="excerpts scored per easiness bin, a seeded sample, or 'all' (default 100)",
+        ),
+        option(
+            "--fold-extremes",
+            action="store_true",
+            help="fold the excerpts beyond 0.5 and -2.4 into the end bins",
+        ),
+        option(
+            "--max-length",
+            type=positive_int,
+            help="scoring window in tokens (default: the model's context, at most 2,048)",
+        ),
+        option("--n-boot", type=positive_int, default=1000, help="bootstrap resamples (default 1000)"),
+    ),
+)

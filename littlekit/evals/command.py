@@ -1,4 +1,4 @@
-"""`littlekit eval`: evaluations of a causal LM from the command line (one sub-command per benchmark).
+"""`littlekit eval curriculum`: held-out curriculum problems, the benchmark with a command of its own.
 
     littlekit eval curriculum --model runs/default/training/littlelearner/best --band all \\
         --per-unit 50 --seed 0 --format reversed --exclude mixture.jsonl --out results.jsonl
@@ -12,34 +12,23 @@ trained on. What is typed is checked before a model is loaded (exit 2 with one l
 that will not load or generate ends with one line and exit 1. `--out` is never overwritten
 without `--force`, and never, even with it, when it is a file the command reads (an --exclude
 training file or a file of the --model folder, also through a symlink or a hard link).
+
+`BENCHMARK` is its entry in `evals.registry` (the `littlekit eval` command): its load, score and
+table are the steps this command runs, and its parser and runner are the ones below.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from littlekit.argtypes import UsageError, int_range, non_negative, positive_int, top_p
+from littlekit.evals.benchmark import Benchmark, check_model, check_out, load_model
 
-PROG = "littlekit eval"
 BAND_CHOICES = ("K5", "BEYOND", "all")
-
-
-def add_eval_parser(subparsers) -> argparse.ArgumentParser:
-    """Register `littlekit eval` and its sub-commands on the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "eval",
-        help="evaluate a causal LM (littlekit eval curriculum --model PATH --band K5|BEYOND|all)",
-        description="Evaluations of any causal LM by path or Hub id.",
-    )
-    p.set_defaults(eval_run=None, eval_parser=p)
-    evals = p.add_subparsers(dest="evaluation", metavar="EVALUATION")
-    add_curriculum_eval_parser(evals)
-    return p
 
 
 def add_curriculum_eval_parser(evals) -> argparse.ArgumentParser:
@@ -93,16 +82,7 @@ def add_curriculum_eval_parser(evals) -> argparse.ArgumentParser:
     )
     c.add_argument("--out", type=Path, help="write one JSON record per problem here")
     c.add_argument("--force", action="store_true", help="overwrite --out")
-    c.set_defaults(eval_run=run_curriculum_eval)
     return c
-
-
-def run_eval_command(args: argparse.Namespace) -> int:
-    """Run the named evaluation, or print the list of them."""
-    if args.eval_run is None:
-        args.eval_parser.print_help(sys.stderr)
-        return 2
-    return args.eval_run(args)
 
 
 # --- littlekit eval curriculum -------------------------------------------------------------------
@@ -130,7 +110,7 @@ def _temperature(args: argparse.Namespace) -> float:
 
 
 def _check_files(args: argparse.Namespace) -> None:
-    from littlekit.swap import same_file, unwritable
+    from littlekit.swap import same_file
 
     for path in args.exclude:
         if not path.is_file():
@@ -141,61 +121,21 @@ def _check_files(args: argparse.Namespace) -> None:
         if same_file(args.out, path):
             raise _usage(f"--out {args.out} is the --exclude file {path} (the same file): the results "
                          f"would overwrite it; give another --out")  # fmt: skip
-    model = Path(args.model).expanduser()
-    if model.is_dir():
-        for path in (p for p in model.rglob("*") if p.is_file()):
-            if same_file(args.out, path):
-                raise _usage(f"--out {args.out} is the --model file {path} (the same file): the results "
-                             f"would overwrite it; give another --out")  # fmt: skip
-    if args.out.is_dir():
-        raise _usage(f"--out: {args.out} is a folder; give a file name")
-    if (args.out.exists() or args.out.is_symlink()) and not args.force:
-        raise _usage(f"--out: {args.out} exists; pass --force to overwrite it")
-    if problem := unwritable(args.out):
-        raise _usage(f"--out {args.out}: {problem}")
-
-
-def check_model(where: str) -> None:
-    """A save_pretrained directory, or a Hub id (offline: one in the local cache); else UsageError."""
-    from littlekit.lm.tokenizer import _hub_id, _offline
-
-    path = Path(where).expanduser()
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise _usage(f"--model: {path} holds no config.json; pass a save_pretrained directory "
-                         f"(a checkpoint's best/ or last/) or a Hub id")  # fmt: skip
-        return
-    if path.exists():
-        raise _usage(f"--model: {where} is a file; give a save_pretrained directory or a Hub id")
-    if not _hub_id(where):
-        raise _usage(f"--model: {where} does not exist; check the path")
-    if _offline():
-        from huggingface_hub import try_to_load_from_cache
-
-        if not isinstance(try_to_load_from_cache(where, "config.json"), str):
-            raise _usage(f"--model: {where} is not a local directory, nor a Hub model in the local cache "
-                         f"(offline mode: HF_HUB_OFFLINE is set)")  # fmt: skip
+    check_out(args.out, args.model, args.force, CURRICULUM_PROG)
 
 
 def run_curriculum_eval(args: argparse.Namespace) -> int:
     """Check what was typed, draw the held-out problems, load the model, score, print and write."""
-    from littlekit.curriculum.units import select_units
     from littlekit.evals import curriculum as ce
 
     band = _band(args.band)
     temperature = _temperature(args)
     _check_files(args)
-    check_model(args.model)
-    units = select_units(band)
-    training, where = _training_set(args.model, args.exclude)
-    draw = ce.held_out_draw(units, args.per_unit, args.seed, args.register, args.format, args.sampling,
-                            training)  # fmt: skip
-    if not draw.unseen:
-        raise RuntimeError(f"every held-out problem is in {where}: nothing unseen is left to evaluate")
-    model, tokenizer = _load(args.model, args.device)
+    check_model(args.model, CURRICULUM_PROG)
+    units, draw, training, where = held_out(args)
+    model, tokenizer = load_model(args.model, args.device)
     _check_budget(model, tokenizer, [ce.prompt(record) for record in draw.unseen], args)
-    complete = ce.model_completer(model, tokenizer, args.format, args.max_new_tokens, temperature,
-                                  args.top_p, args.batch_size, args.seed)  # fmt: skip
+    complete = _completer(model, tokenizer, args)
     started = time.perf_counter()
     results = ce.evaluate(draw.unseen, complete, args.samples)
     seconds = time.perf_counter() - started
@@ -210,6 +150,42 @@ def run_curriculum_eval(args: argparse.Namespace) -> int:
     if args.out is not None:
         write_results(results, args.out, args.model, args.force)
     return 0
+
+
+def held_out(args: argparse.Namespace):
+    """(units, `HeldOutDraw`, TrainingSet or None, words naming it): the problems of --band drawn
+    from the held-out seeds, those the model's training text or --exclude hold redrawn."""
+    from littlekit.curriculum.units import select_units
+    from littlekit.evals import curriculum as ce
+
+    units = select_units(_band(args.band))
+    training, where = _training_set(args.model, args.exclude)
+    draw = ce.held_out_draw(units, args.per_unit, args.seed, args.register, args.format, args.sampling,
+                            training)  # fmt: skip
+    if not draw.unseen:
+        raise RuntimeError(f"every held-out problem is in {where}: nothing unseen is left to evaluate")
+    return units, draw, training, where
+
+
+def _completer(model: Any, tokenizer: Any, args: argparse.Namespace):
+    from littlekit.evals import curriculum as ce
+
+    return ce.model_completer(model, tokenizer, args.format, args.max_new_tokens, _temperature(args),
+                              args.top_p, args.batch_size, args.seed)  # fmt: skip
+
+
+def score(model: Any, tokenizer: Any, records: list[dict], args: argparse.Namespace):
+    """One row per held-out problem: prompt, completions, read-back predictions, n, c."""
+    from littlekit.evals import curriculum as ce
+
+    return ce.evaluate(records, _completer(model, tokenizer, args), args.samples)
+
+
+def grade_table(results, args: argparse.Namespace):
+    """Accuracy per grade with its 95% CI (the command also prints the per-unit table and band lines)."""
+    from littlekit.evals import curriculum as ce
+
+    return ce.accuracy_tables(results, 1)["grade"]
 
 
 def _training_set(model: str, exclude: list[Path]):
@@ -260,18 +236,6 @@ def _check_budget(model: Any, tokenizer: Any, prompts: list[str], args: argparse
         room = max(positions - longest, 0)
         raise _usage(f"--max-new-tokens {budget} after the longest prompt ({longest} tokens) passes the "
                      f"model's {positions} positions; give at most {room}")  # fmt: skip
-
-
-def _load(where: str, device: str | None):
-    from transformers.utils import logging as hf_logging
-
-    from littlekit.evals.models import load_causal_lm
-
-    hf_logging.disable_progress_bar()  # the weights' loading bar; this command prints its own lines
-    try:
-        return load_causal_lm(where, device)
-    except Exception as exc:
-        raise RuntimeError(f"could not load the model {where}: {type(exc).__name__}: {exc}") from None
 
 
 def print_header(args, band: str, units, temperature: float, seconds: float, problems: int) -> None:
@@ -325,3 +289,15 @@ def write_results(results, path: Path, model: str, force: bool) -> None:
     rows = json.loads(results.to_json(orient="records"))
     count = write_jsonl(({"model": model, **row} for row in rows), path, force=force)
     print(f"wrote {count:,} per-problem records to {path}")
+
+
+BENCHMARK = Benchmark(
+    name="curriculum",
+    measures="accuracy per unit, grade and band on held-out curriculum problems",
+    chapter="12, section 9; 13",
+    load=lambda args: held_out(args)[1].unseen,
+    score=score,
+    table=grade_table,
+    add_parser=add_curriculum_eval_parser,
+    run=run_curriculum_eval,
+)

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from littlekit.argtypes import positive_int
+from littlekit.evals.benchmark import Benchmark, file_option, option
 from littlekit.evals.bpb import bpb_from_token_losses, corpus_bpb, paired_bootstrap_table
 
 MATH_LEVELS: dict[str, str | None] = {
@@ -253,3 +255,41 @@ def split_gaps(results: pd.DataFrame) -> pd.DataFrame:
     splits = splits.reindex(columns=list(SPLIT_ORDER))
     splits["beyond_minus_k5"] = splits["Beyond K-5"] - splits["K-5"]
     return splits.reindex(results["model"].unique())
+
+
+# --- `littlekit eval comta` (the interface: littlekit.evals.benchmark) ---------------------------
+
+
+def _check_benchmark(args: Any) -> None:
+    from littlekit.argtypes import UsageError
+
+    if args.comta is None:
+        raise UsageError(f"--comta: give the path of CoMTA_dataset.json (not shipped: download it from "
+                         f"{SOURCE_URL}; internal evaluation only)", "littlekit eval comta")  # fmt: skip
+    file_option(args.comta, "--comta", "littlekit eval comta")
+
+
+BENCHMARK = Benchmark(
+    name="comta",
+    measures="bits per byte on CoMTA's student turns by math category and split",
+    chapter="10, Figure 4",
+    load=lambda args: load_comta(args.comta),
+    score=lambda model, tokenizer, dialogues, args: score_turns(
+        {"model": (model, tokenizer)}, dialogues, batch_size=args.batch_size, max_length=args.max_length
+    ),
+    table=lambda scored, args: group_bpb(scored).drop(columns="model"),
+    options=(
+        option(
+            "--comta",
+            type=Path,
+            metavar="CoMTA_dataset.json",
+            help=f"the CoMTA file (not shipped: {SOURCE_URL}; required)",
+        ),
+        option(
+            "--max-length",
+            type=positive_int,
+            help="scoring window in tokens (default: the model's context, at most 2,048)",
+        ),
+    ),
+    check=_check_benchmark,
+)

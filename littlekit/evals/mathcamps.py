@@ -25,10 +25,12 @@ from typing import Any
 import pandas as pd
 
 from littlekit import paper
+from littlekit.argtypes import UsageError, non_negative, positive_int, top_p
 from littlekit.curriculum.answers import answer_in_question
 from littlekit.databuild.corpora import Root, load_mathcamps
 from littlekit.evals.answers import grade as grade_answer
-from littlekit.evals.generate import generate
+from littlekit.evals.benchmark import Benchmark, count_or_all, option
+from littlekit.evals.generate import BACKENDS, generate
 from littlekit.evals.passk import mean_pass_at_k, pass_at_k_curve
 from littlekit.grades import beyond_label, grade_to_band, normalise_grade
 from littlekit.readability import metrics_frame
@@ -304,3 +306,73 @@ def readability_table(questions: pd.DataFrame) -> pd.DataFrame:
     counts = questions["band"].value_counts()
     means.loc["Questions"] = [counts.get(b, 0) for b in means.columns]
     return means
+
+
+# --- `littlekit eval mathcamps` (the interface: littlekit.evals.benchmark) -----------------------
+
+
+def _check_benchmark(args: Any) -> None:
+    if args.samples > 1 and args.temperature == 0:
+        raise UsageError("--samples > 1 needs --temperature > 0 (greedy samples are all the same)",
+                         "littlekit eval mathcamps")  # fmt: skip
+
+
+def _load_benchmark(args: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the questions to ask: the filtered set, original problems unless --question-types all, at
+    most --per-standard per standard; every question, for follow-ups' originals)."""
+    everything = load(args.data_root)
+    kept, _ = apply_filters(everything)
+    pool = kept if args.question_types == "all" else kept[kept["type"] == ORIGINAL]
+    return sample_per_standard(pool, args.per_standard, seed=args.seed), everything
+
+
+def _score_benchmark(model: Any, tokenizer: Any, items: tuple[pd.DataFrame, pd.DataFrame], args: Any):
+    """`evaluate` on the questions the model's training text does not hold (held out means unseen)."""
+    from littlekit.evals.seen import seen_items
+
+    questions, everything = items
+    questions = questions[~seen_items({"model": model}, questions["statement"]).mask]
+    return evaluate(model, tokenizer, questions, everything, n_samples=args.samples,
+                    temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
+                    batch_size=args.batch_size, seed=args.seed, backend=args.backend)  # fmt: skip
+
+
+def band_grade_table(results: pd.DataFrame, args: Any) -> pd.DataFrame:
+    """pass@1 (and pass@samples) with its 95% CI per band, then per grade: by, group, k, ..."""
+    parts = []
+    for k in sorted({1, args.samples}):
+        for by in ("band", "grade"):
+            table = accuracy_by(results, by, k=k, seed=args.seed).rename(columns={by: "group"})
+            parts.append(table.assign(by=by, group=table["group"].astype(str)))
+    table = pd.concat(parts, ignore_index=True)
+    return table[["k", "by", "group", "problems", "pass_at_k", "low", "high"]]
+
+
+BENCHMARK = Benchmark(
+    name="mathcamps",
+    measures="pass@k on MathCAMPS questions by band and grade",
+    chapter="12, Figure 6",
+    load=_load_benchmark,
+    score=_score_benchmark,
+    table=band_grade_table,
+    options=(
+        option(
+            "--per-standard",
+            type=count_or_all,
+            default=4,
+            help="questions per standard, a seeded sample, or 'all' (default 4)",
+        ),
+        option(
+            "--question-types",
+            choices=("original", "all"),
+            default="original",
+            help="original problems only, or also follow-ups (default original)",
+        ),
+        option("--samples", type=positive_int, default=16, help="completions per question (default 16)"),
+        option("--temperature", type=non_negative, default=1.0, help="0 greedy (default 1.0)"),
+        option("--top-p", type=top_p, default=1.0, help="nucleus sampling (default 1.0: off)"),
+        option("--max-new-tokens", type=positive_int, default=24, help="tokens per completion (default 24)"),
+        option("--backend", choices=BACKENDS, default="auto", help="generation backend (default auto)"),
+    ),
+    check=_check_benchmark,
+)

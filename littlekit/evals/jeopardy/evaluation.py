@@ -4,11 +4,17 @@ bits per byte given a few-shot prompt."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from littlekit.argtypes import UsageError, positive_int
 from littlekit.evals.answers import first_answer, grade_response, normalise_answer
+from littlekit.evals.benchmark import Benchmark, count_or_all, file_option, option
+from littlekit.evals.jeopardy.labels import SPLITS, attach_split, sample_per_split
+from littlekit.evals.jeopardy.loaders import load_authored, load_jeopardy
+from littlekit.evals.jeopardy.selection import select_science
 from littlekit.io import sha256_file
 
 # Fixed few-shot examples (written for this project; not in the clue set).
@@ -168,3 +174,73 @@ def likelihood_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "split"
 
 # to record which Jeopardy file a run read
 file_sha256 = sha256_file
+
+
+# --- `littlekit eval jeopardy` (the interface: littlekit.evals.benchmark) ------------------------
+
+PROG = "littlekit eval jeopardy"
+
+
+def _check_benchmark(args: Any) -> None:
+    if (args.clues is None) != (args.labels is None):
+        raise UsageError(
+            "--clues and --labels go together: a Jeopardy file and the NGSS labels of its "
+            "clues (chapter 11's judge writes them); neither: the project-written set",
+            PROG,
+        )
+    file_option(args.clues, "--clues", PROG)
+    file_option(args.labels, "--labels", PROG)
+
+
+def _load_benchmark(args: Any) -> pd.DataFrame:
+    """The science clues with their split (K-5, Beyond K-5), at most --per-split of each."""
+    from littlekit.judge.labels import read_labels
+
+    if args.clues is None:
+        frame, labels = load_authored(args.data_root)
+    else:
+        frame, labels = load_jeopardy(args.clues, on_error="skip")[0], read_labels(args.labels)
+    clues, _ = attach_split(select_science(frame)[0], labels)
+    return clues if args.per_split is None else sample_per_split(clues, args.per_split, args.seed)
+
+
+def _score_benchmark(model: Any, tokenizer: Any, clues: pd.DataFrame, args: Any) -> pd.DataFrame:
+    """Per clue the model did not see: its greedy answer graded and the gold response's nats."""
+    answers = evaluate_generation(model, tokenizer, clues, args.max_new_tokens, args.batch_size)
+    likelihood = evaluate_likelihood(model, tokenizer, clues, args.batch_size)
+    columns = ["nats", "bytes", "tokens", "logprob"]  # the same unseen clues, in the same order
+    return answers.assign(**{c: likelihood[c].to_numpy() for c in columns})
+
+
+def split_table(scored: pd.DataFrame, args: Any) -> pd.DataFrame:
+    """Per split: pass@1 with its exact interval, and the gold responses' bits per byte."""
+    likelihood = likelihood_table(scored, by=("split",))[["split", "bpb", "logprob_per_token"]]
+    table = pass_at_1(scored, by=("split",)).merge(likelihood, on="split")
+    order = {split: i for i, split in enumerate(SPLITS)}
+    return table.sort_values("split", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+BENCHMARK = Benchmark(
+    name="jeopardy",
+    measures="pass@1 and gold-response bits per byte on Jeopardy! science clues by NGSS split",
+    chapter="11, Figure 5",
+    load=_load_benchmark,
+    score=_score_benchmark,
+    table=split_table,
+    options=(
+        option(
+            "--clues",
+            type=Path,
+            help="a Jeopardy .tsv/.json/.csv (default: the project-written data/science_clues)",
+        ),
+        option("--labels", type=Path, help="the NGSS labels of --clues' clues (the judge's label format)"),
+        option(
+            "--per-split",
+            type=count_or_all,
+            default=None,
+            help="clues per split, a seeded sample, or 'all' (default all)",
+        ),
+        option("--max-new-tokens", type=positive_int, default=16, help="tokens per answer (default 16)"),
+    ),
+    check=_check_benchmark,
+)
