@@ -1,5 +1,7 @@
 """`littlekit launch`'s command line: the plan's flags, one flag per trainer setting it passes on
-(generated from TrainConfig, `littlekit.lm.launch.passed_settings`), and the command itself."""
+(generated from TrainConfig, `littlekit.lm.launch.passed_settings`), and the command itself.
+`--preset NAME` sets them as `littlekit train --preset NAME` does (its max_steps as --tokens, that
+many steps of its batch), and a flag given too overrides it."""
 
 from __future__ import annotations
 
@@ -25,8 +27,15 @@ from littlekit.lm.launch import (
     slurm_script,
     token_count,
 )
+from littlekit.lm.presets import PRESETS
 from littlekit.lm.sizes import DEFAULT_VOCAB_SIZE, QWEN3_SIZES
-from littlekit.lm.train.config import TrainConfig, add_setting_flags, value_from_args
+from littlekit.lm.train.config import (
+    TrainConfig,
+    add_setting_flags,
+    preset_namespace,
+    read_presets_first,
+    value_from_args,
+)
 from littlekit.swap import file_beside, unwritable
 
 COUNT = int_range(1, MAX_COUNT)
@@ -43,6 +52,12 @@ def add_launch_parser(
         help="write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",
         description="Plan a `littlekit train` run on Slurm: check it, estimate wall time and "
         "GPU-hours from FLOPs and an assumed MFU, and write the batch script.",
+    )
+    p.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        help="a named recipe of `littlekit train` (littlekit.lm.presets); its max_steps become --tokens; "
+        "a flag given too overrides it",
     )
     what = p.add_argument_group("what to train")
     what.add_argument("--size", required=True, help=f"model size: {', '.join(QWEN3_SIZES)}")
@@ -129,7 +144,20 @@ def add_launch_parser(
         help="replace an existing --out script (--force is the trainer's own flag, passed on to it)",
     )
     p.add_argument("--dry-run", action="store_true", help="check and print; write nothing")
+    read_presets_first(p, lambda name: launch_preset(p, name, config_class))
     return p
+
+
+def launch_preset(
+    parser: argparse.ArgumentParser, name: str, config_class: type[TrainConfig] = TrainConfig
+) -> dict[str, Any]:
+    """A preset as launch's namespace holds it: the trainer's settings by name, its max_steps as
+    the token budget of that many steps (with the preset's batch and length, else launch's)."""
+    values = preset_namespace(name, config_class)
+    if (steps := values.pop("max_steps", None)) is not None:
+        batch, length = (values.get(k, parser.get_default(k)) for k in ("global_batch", "seq_len"))
+        values["tokens"] = steps * batch * length
+    return values
 
 
 def vocab_size_for(tokenizer: str | None, vocab_size: int | None) -> int:

@@ -4,7 +4,9 @@ Each field's metadata holds a `Flag` (help, argument type, choices, help group).
 the `littlekit train` parser (`add_train_parser`), the parsed namespace's config
 (`config_from_args`), the arguments `littlekit launch` writes into its script (`setting_argv`)
 and launch's own flags for the trainer's settings (`add_setting_flags`), so a new setting is one
-new field here and nothing else.
+new field here and nothing else. `--preset NAME` (littlekit.lm.presets) fills settings before the
+other arguments are read (`read_presets_first`), so a flag overrides the preset wherever it stands;
+`--dry-run` prints the resolved settings.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import argparse
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
 from littlekit.argtypes import finite, fraction, int_range, non_negative
+from littlekit.lm.presets import PRESETS, preset
 from littlekit.lm.shards import PAPER_COOLOFF_MIX, mixture_sources
 from littlekit.lm.sizes import QWEN3_SIZES
 
@@ -356,6 +360,17 @@ def add_train_parser(
         "(best/ by validation bits per byte, last/ with the trainer state for --resume). Run under "
         "torchrun for several processes.",
     )
+    p.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        help="a named recipe (littlekit.lm.presets; book-pair: chapter 9's) setting some of the flags "
+        "below; a flag given too overrides it, before or after --preset",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the resolved settings and check them; train nothing (--data, --tokenizer optional)",
+    )
     groups = {name: p.add_argument_group(name) for name in GROUPS}
     for f in fields(config_class):
         if f.init:
@@ -364,13 +379,98 @@ def add_train_parser(
                 groups[group] = p.add_argument_group(group)
             name, kwargs = argument(f)
             groups[group].add_argument(name, **kwargs)
+    read_presets_first(p, lambda name: preset_namespace(name, config_class), dry_run_optional=True)
     return p
+
+
+def preset_namespace(name: str, config_class: type[TrainConfig] = TrainConfig) -> dict[str, Any]:
+    """A preset's settings as `littlekit train`'s parsed namespace holds them (a repeated flag's
+    value: the list of its parsed uses, so --model-override adds to a preset's)."""
+    by_name = {f.name: f for f in fields(config_class) if f.init}
+    values: dict[str, Any] = {}
+    for key, value in preset(name).items():
+        if key not in by_name:
+            raise ValueError(f"preset {name!r} sets {key!r}, which is no {config_class.__name__} field")
+        flag = flag_of(by_name[key])
+        if flag.repeat:
+            texts = flag.to_cli(value) if flag.to_cli else [str(value)]
+            value = [flag.type(text) if flag.type else text for text in texts]
+        values[key] = value
+    return values
+
+
+def scan_preset(args: Sequence[str]) -> tuple[str | None, bool]:
+    """(--preset's value, whether --dry-run is given) in arguments, as written in full (the last
+    --preset wins, as argparse takes it); nothing after `--` counts."""
+    name, dry_run = None, False
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--preset" and i + 1 < len(args):
+            name = args[i + 1]
+        elif arg.startswith("--preset="):
+            name = arg.partition("=")[2]
+        dry_run = dry_run or arg == "--dry-run"
+    return name, dry_run
+
+
+class _PresetsFirst:
+    """Mixed into a command's parser by `read_presets_first`: the --preset settings go into the
+    namespace before argparse fills in defaults, so a given flag replaces them and a missing one
+    keeps them; a required flag the preset sets (or, with `dry_run_optional`, any under --dry-run)
+    may be left out."""
+
+    _preset_values: Callable[[str], dict[str, Any]]
+    _dry_run_optional: bool
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        args = list(sys.argv[1:] if args is None else args)
+        name, dry_run = scan_preset(args)
+        namespace = argparse.Namespace() if namespace is None else namespace
+        values = self._preset_values(name) if name in PRESETS else {}  # another name: argparse refuses it
+        for key, value in values.items():
+            if not hasattr(namespace, key):
+                setattr(namespace, key, value)
+        relaxed = [
+            a for a in self._actions  # type: ignore[attr-defined]
+            if a.required and (a.dest in values or (dry_run and self._dry_run_optional))
+        ]  # fmt: skip
+        for action in relaxed:
+            action.required = False
+        try:
+            namespace, extras = super().parse_known_args(args, namespace)  # type: ignore[misc]
+        finally:
+            for action in relaxed:
+                action.required = True
+        if getattr(namespace, "preset", None) != name:  # an abbreviation the scan did not see
+            self.error("write --preset in full: --preset NAME or --preset=NAME")  # type: ignore[attr-defined]
+        return namespace, extras
+
+
+def read_presets_first(
+    parser: argparse.ArgumentParser,
+    preset_values: Callable[[str], dict[str, Any]],
+    dry_run_optional: bool = False,
+) -> None:
+    """Make `parser` (which has a --preset flag) read --preset NAME first: `preset_values(NAME)` are
+    the namespace values the preset sets (by dest), overridden by any flag given."""
+    base = type(parser)
+    parser.__class__ = type(f"Presets{base.__name__}", (_PresetsFirst, base), {})
+    parser._preset_values = preset_values  # type: ignore[attr-defined]
+    parser._dry_run_optional = dry_run_optional  # type: ignore[attr-defined]
 
 
 def config_from_args(args: argparse.Namespace, config_class: type[TrainConfig] = TrainConfig) -> TrainConfig:
     """The TrainConfig `littlekit train`'s parsed arguments describe (ValueError for --mix with
-    several --data)."""
-    return config_class(**{f.name: value_from_args(f, args) for f in fields(config_class) if f.init})
+    several --data). A required setting left out (only --dry-run allows it) is None."""
+    left_out = {f.name for f in fields(config_class) if flag_of(f).required and getattr(args, f.name) is None}
+    return config_class(
+        **{
+            f.name: None if f.name in left_out else value_from_args(f, args)
+            for f in fields(config_class)
+            if f.init
+        }
+    )
 
 
 def add_setting_flags(
