@@ -40,7 +40,7 @@ def test_list_names_every_benchmark_the_book_uses_one_line_each(capsys):
     assert [line.split()[0] for line in lines] == registry.names()
     assert set(registry.names()) == BOOK and len(lines) == len(BOOK)
     for benchmark, line in zip(registry.BENCHMARKS, lines, strict=True):
-        assert benchmark.measures in line and f"chapter {benchmark.chapter}" in line
+        assert benchmark.measures in line and f"({benchmark.paper})" in line
 
 
 def test_an_unknown_name_is_one_line_naming_the_known_ones(capsys):

@@ -59,7 +59,7 @@ class Benchmark:
 
     name: str
     measures: str  # one line: what it measures, `littlekit eval --list`
-    chapter: str  # the book's chapter (and figure) that reports it
+    paper: str  # where the paper reports it (a figure), or that it is ours
     load: Callable[[argparse.Namespace], Any]
     score: Callable[[Any, Any, Any, argparse.Namespace], pd.DataFrame]
     table: Callable[[pd.DataFrame, argparse.Namespace], pd.DataFrame]
@@ -74,7 +74,7 @@ class Benchmark:
 
     def line(self) -> str:
         """Its line in `littlekit eval --list`."""
-        return f"{self.name:<11} {self.measures} (chapter {self.chapter})"
+        return f"{self.name:<11} {self.measures} ({self.paper})"
 
     def evaluate(self, model: Any, tokenizer: Any, settings: argparse.Namespace):
         """(one row per scored item, the table by group) of a loaded model."""

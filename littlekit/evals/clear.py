@@ -287,7 +287,7 @@ def bin_bpb_table(docs: pd.DataFrame, args: Any) -> pd.DataFrame:
 BENCHMARK = Benchmark(
     name="clear",
     measures="bits per byte on CLEAR excerpts by Bradley-Terry easiness bin",
-    chapter="10, Figure 3",
+    paper="the paper's Figure 3",
     load=_load_benchmark,
     score=_score_benchmark,
     table=bin_bpb_table,

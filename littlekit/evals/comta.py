@@ -272,7 +272,7 @@ def _check_benchmark(args: Any) -> None:
 BENCHMARK = Benchmark(
     name="comta",
     measures="bits per byte on CoMTA's student turns by math category and split",
-    chapter="10, Figure 4",
+    paper="the paper's Figure 4",
     load=lambda args: load_comta(args.comta),
     score=lambda model, tokenizer, dialogues, args: score_turns(
         {"model": (model, tokenizer)}, dialogues, batch_size=args.batch_size, max_length=args.max_length

@@ -351,7 +351,7 @@ def band_grade_table(results: pd.DataFrame, args: Any) -> pd.DataFrame:
 BENCHMARK = Benchmark(
     name="mathcamps",
     measures="pass@k on MathCAMPS questions by band and grade",
-    chapter="12, Figure 6",
+    paper="the paper's Figure 6",
     load=_load_benchmark,
     score=_score_benchmark,
     table=band_grade_table,

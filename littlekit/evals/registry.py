@@ -46,7 +46,7 @@ def get(name: str) -> Benchmark:
 
 
 def list_text() -> str:
-    """One line per benchmark: its name, what it measures, the chapter that reports it."""
+    """One line per benchmark: its name, what it measures, where the paper reports it."""
     return "\n".join(benchmark.line() for benchmark in BENCHMARKS)
 
 

@@ -4,8 +4,8 @@ A preset is a set of `TrainConfig` field overrides; the settings it does not nam
 trainer's defaults, and a flag on the command line overrides the preset wherever it stands. The
 paths (data, tokenizer, run directory) are never part of a preset.
 
-- ``book-pair``: the recipe chapter 9 (notebooks/09_training.ipynb) trains the book's pair with,
-  LittleLearner and UNFILTERED alike. The values are the notebook's parameter cell (model_size,
+- ``book-pair``: the recipe the book trains its LittleLearner / UNFILTERED pair with, both alike.
+  The values are the training notebook's parameter cell (model_size,
   seq_len, batch_size, max_steps, eval_every, muon_lr, adamw_lr, seed) as its training cell passes
   them into TrainConfig (global_batch = micro_batch = batch_size); `tests/test_train_presets.py`
   reads both cells and fails when this preset and the notebook disagree.

@@ -223,7 +223,7 @@ def split_table(scored: pd.DataFrame, args: Any) -> pd.DataFrame:
 BENCHMARK = Benchmark(
     name="jeopardy",
     measures="pass@1 and gold-response bits per byte on Jeopardy! science clues by NGSS split",
-    chapter="11, Figure 5",
+    paper="the paper's Figure 5",
     load=_load_benchmark,
     score=_score_benchmark,
     table=split_table,
