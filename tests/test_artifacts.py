@@ -8,9 +8,9 @@ import pytest
 
 from littlekit.config import EMBEDDED_DATA
 from littlekit.filter.artifacts import (
-    ARTIFACTS,
     artifact_path,
     artifact_problems,
+    declared_artifacts,
     export_aoa_table,
     export_word_table,
     stage_list,
@@ -57,7 +57,7 @@ def build_dir(root, encoder: bool = False):
 
 
 def test_layout_is_the_released_repository_s():
-    assert {a.option: a.path for a in ARTIFACTS} == {
+    assert {a.option: a.path for a in declared_artifacts()} == {
         "aoa_table": "data/aoa.parquet",
         "fasttext_model": "models/fasttext_grade.bin",
         "encoder_model": "models/modernbert_grade",
@@ -113,7 +113,7 @@ def test_a_malformed_filter_config_is_named(tmp_path):
     (tmp_path / "filter_config.json").write_text('{"fasttext_min_k5_prob": 7}', encoding="utf-8")
     problems = "\n".join(artifact_problems(tmp_path, "aoa,fasttext"))
     assert "filter_config.json" in problems and "fasttext_min_k5_prob must be a probability" in problems
-    assert artifact_problems(tmp_path, "symbolic,frequency") == []  # no stage of these reads it
+    assert artifact_problems(tmp_path, "symbolic") == []  # stage 4 reads no threshold from it
     with pytest.raises(FileNotFoundError, match="filter_config.json"):
         stage_options_from_artifacts(tmp_path, "fasttext")
 
@@ -122,7 +122,7 @@ def test_missing_artifacts_are_all_listed_with_how_to_make_them(tmp_path):
     with pytest.raises(FileNotFoundError) as error:
         stage_options_from_artifacts(tmp_path, "all")
     message = str(error.value)
-    for artifact in ARTIFACTS:
+    for artifact in declared_artifacts():
         assert f"{artifact.path} ({artifact.stage} stage" in message
     assert "train_fasttext" in message and "export_aoa_table" in message and "expected layout" in message
     assert len(artifact_problems(tmp_path, "aoa,symbolic")) == 1
@@ -159,7 +159,7 @@ def test_readme_lists_the_layout_status_and_provenance(tmp_path):
         tmp_path, {"fasttext_model": "trained on the embedded labels"}
     ).read_text()
     assert "--stages all --artifacts" in readme
-    for artifact in ARTIFACTS:
+    for artifact in declared_artifacts():
         assert f"`{artifact.path}`" in readme
     assert "| `models/modernbert_grade` | encoder |" in readme and "| not found |" in readme
     row = next(line for line in readme.splitlines() if line.startswith("| `data/aoa.parquet`"))

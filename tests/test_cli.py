@@ -16,7 +16,7 @@ import pytest
 
 from littlekit.cli import main
 from littlekit.filter import registry
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import Decision, Stage, StageSpec
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -48,7 +48,11 @@ class LengthStage(Stage):
 @pytest.fixture
 def length_stage(monkeypatch):
     """Register the length stage for one test (the registry is how the CLI finds stages)."""
-    monkeypatch.setitem(registry._FACTORIES, "length", (lambda options: LengthStage(), "test stage"))
+    monkeypatch.setitem(
+        registry._SPECS,
+        "length",
+        StageSpec("length", 100, "length", "test stage", lambda options: LengthStage()),
+    )
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import asdict, fields
 from pathlib import Path
 
 import dill
@@ -15,9 +14,10 @@ from test_artifacts import build_dir  # a tiny AoA table, word table and fastTex
 
 from littlekit.cli import build_parser, main
 from littlekit.filter.artifacts import stage_list, stage_options_from_artifacts
+from littlekit.filter.base import RELEASED, Option
 from littlekit.filter.datatrove import LittleKitFilter, build_datatrove_pipeline
 from littlekit.filter.filter_config import OperatingPoint
-from littlekit.filter.options import OPTION_NAMES, RELEASED, flag, resolve_stage_options
+from littlekit.filter.options import flag, option_names, resolve_stage_options
 from littlekit.filter.registry import StageOptions
 
 FOUR = "aoa,fasttext,symbolic,frequency"
@@ -74,7 +74,7 @@ def artifacts(tmp_path_factory) -> Path:
 
 def plain(options: StageOptions | dict) -> dict:
     """As report.json and the datatrove manifest hold them (a tuple is a list in JSON)."""
-    return json.loads(json.dumps(asdict(options) if isinstance(options, StageOptions) else options))
+    return json.loads(json.dumps(options.as_dict() if isinstance(options, StageOptions) else options))
 
 
 def cli_options(
@@ -147,21 +147,22 @@ def test_every_stage_option_has_one_flag_that_defaults_to_not_given():
         action.choices["filter"] for action in parser._actions if getattr(action, "choices", None)
     )
     by_dest = {action.dest: action for action in filter_parser._actions}
-    assert OPTION_NAMES == tuple(field.name for field in fields(StageOptions))
-    for option in OPTION_NAMES:
+    assert option_names() == tuple(StageOptions().as_dict())
+    for option in option_names():
         assert by_dest[option].option_strings == [flag(option)], option
         assert by_dest[option].default is None, option  # so filter_config.json can stand in between
 
 
 def test_the_values_are_checked_once_on_the_datatrove_path(monkeypatch, tmp_path):
     checked = []
-    real = StageOptions.__post_init__
+    real = Option.checked
 
-    def counting(self):
-        checked.append(self.max_aoa)
-        real(self)
+    def counting(self, value):
+        if self.name == "max_aoa":
+            checked.append(value)
+        return real(self, value)
 
-    monkeypatch.setattr(StageOptions, "__post_init__", counting)
+    monkeypatch.setattr(Option, "checked", counting)
     source = tmp_path / "docs.jsonl"
     source.write_text('{"id": "a", "text": "the cat sat on the mat"}\n', encoding="utf-8")
     blocks = build_datatrove_pipeline(source, tmp_path / "kept", "aoa,symbolic", options={"max_aoa": 10.0})

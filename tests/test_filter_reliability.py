@@ -35,7 +35,7 @@ import pytest
 
 from littlekit.cli import main
 from littlekit.filter import registry
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import Decision, Stage, StageSpec
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -77,7 +77,11 @@ class DroppingFlakyStage(FlakyStage):
 
 @pytest.fixture(autouse=True)
 def flaky_stage(monkeypatch):
-    monkeypatch.setitem(registry._FACTORIES, "flaky", (lambda options: DroppingFlakyStage(), "test stage"))
+    monkeypatch.setitem(
+        registry._SPECS,
+        "flaky",
+        StageSpec("flaky", 100, "flaky", "test stage", lambda options: DroppingFlakyStage()),
+    )
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import pytest
 
 from littlekit.cli import main
 from littlekit.filter import registry
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import Decision, Stage, StageSpec
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -100,8 +100,16 @@ class BoomStage(InterruptingStage):
 
 @pytest.fixture(autouse=True)
 def test_stages(monkeypatch):
-    monkeypatch.setitem(registry._FACTORIES, "interrupting", (lambda options: InterruptingStage(), "test"))
-    monkeypatch.setitem(registry._FACTORIES, "boom", (lambda options: BoomStage(), "test"))
+    monkeypatch.setitem(
+        registry._SPECS,
+        "interrupting",
+        StageSpec("interrupting", 100, "interrupting", "test", lambda options: InterruptingStage()),
+    )
+    monkeypatch.setitem(
+        registry._SPECS,
+        "boom",
+        StageSpec("boom", 100, "boom", "test", lambda options: BoomStage()),
+    )
 
 
 # --- 1. never two runs in one output folder (datatrove) ----------------------------------------

@@ -24,7 +24,7 @@ import pytest
 from test_filter_reliability2 import one_line, run_cli, shard_rows, tree, write_jsonl
 
 from littlekit.filter import registry
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import Decision, Stage, StageSpec
 from littlekit.filter.datatrove import check_apart, make_reader
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -149,7 +149,11 @@ def test_a_file_put_in_the_old_folder_during_a_forced_run_stops_the_swap(tmp_pat
     assert datatrove_run(capsys, inp, kept, tmp_path / "logs4", "--tasks", "4")[0] == 0
     old = tree(kept)
     IntruderStage.target = kept / "notes.txt"
-    monkeypatch.setitem(registry._FACTORIES, "intruder", (lambda options: IntruderStage(), "test"))
+    monkeypatch.setitem(
+        registry._SPECS,
+        "intruder",
+        StageSpec("intruder", 100, "intruder", "test", lambda options: IntruderStage()),
+    )
     code, _, err = run_cli(
         capsys, "filter", "--in", inp, "--out", kept, "--logging-dir", tmp_path / "logs2", "--stages",
         "intruder", "--tasks", "2", "--force", *DATATROVE,

@@ -43,18 +43,36 @@ def synthetic_labels(n_groups_per_band: int = 4, per_group: int = 12, seed: int 
 
 
 def test_operating_point_round_trips_through_filter_config(tmp_path):
-    point = fc.OperatingPoint(0.93, None, chosen_on="train folds", target=0.01, details={"n": np.int64(3)})
+    point = fc.OperatingPoint(
+        fasttext_min_k5_prob=0.93, chosen_on="train folds", target=0.01, details={"n": np.int64(3)}
+    )
     path = point.save(tmp_path)
     assert path == tmp_path / "filter_config.json"
     data = json.loads(path.read_text())
-    assert data["fasttext_min_k5_prob"] == 0.93 and data["encoder_min_k5_prob"] is None
+    assert data["thresholds"] == {"fasttext": {"fasttext_min_k5_prob": 0.93}}  # stage -> its thresholds
     assert data["chosen_on"] == "train folds" and data["target"] == 0.01 and data["details"] == {"n": 3}
-    assert fc.OperatingPoint.load(tmp_path) == fc.OperatingPoint(0.93, None, "train folds", 0.01, {"n": 3})
+    assert fc.OperatingPoint.load(tmp_path) == fc.OperatingPoint(
+        fasttext_min_k5_prob=0.93, chosen_on="train folds", target=0.01, details={"n": 3}
+    )
     assert fc.read_operating_point(tmp_path / "elsewhere") is None
-    assert point.options() == {"fasttext_min_k5_prob": 0.93, "encoder_min_k5_prob": None}
+    # a file of the earlier flat layout (one key per threshold) loads to the same point
+    (tmp_path / "old.json").write_text(
+        '{"fasttext_min_k5_prob": 0.93, "encoder_min_k5_prob": null, "chosen_on": "train folds", '
+        '"target": 0.01, "details": {"n": 3}, "max_aoa": null, "min_blocked_share": null}',
+        encoding="utf-8",
+    )
+    assert fc.OperatingPoint.load(tmp_path / "old.json") == point
+    assert point.options() == {  # every registered threshold, None where the point sets none
+        "max_aoa": None,
+        "fasttext_min_k5_prob": 0.93,
+        "encoder_min_k5_prob": None,
+        "min_blocked_share": None,
+    }
     assert "fasttext: top band K5 and P(K5) >= 0.93" in point.describe()
     assert "encoder: top band K5 (released rule)" in point.describe()
-    with_margin = fc.OperatingPoint(0.9, 0.5, target=0.02, details={"confidence": 0.95}).describe()
+    with_margin = fc.OperatingPoint(
+        fasttext_min_k5_prob=0.9, encoder_min_k5_prob=0.5, target=0.02, details={"confidence": 0.95}
+    ).describe()
     assert "encoder: top band K5 and P(K5) >= 0.5" in with_margin
     assert "Beyond-K-5 keep rate's 95% Wilson upper end <= 0.02" in with_margin
 
@@ -63,7 +81,10 @@ def test_operating_point_round_trips_through_filter_config(tmp_path):
     "content, message",
     [
         ('{"fasttext_min_k5_prob": 1.5}', "must be a probability"),
-        ('{"fasttext_min_k5_prob": "high"}', "must be a probability"),
+        ('{"fasttext_min_k5_prob": "high"}', "must be a number"),
+        ('{"thresholds": {"fasttext": {"max_aoa": 10}}}', "stage 'fasttext' has no threshold max_aoa"),
+        ('{"thresholds": {"lexile": {"max": 10}}}', "unknown stage 'lexile'"),
+        ('{"thresholds": {"aoa": 10}}', "stage -> {option: value}"),
         ('{"threshold": 0.9}', "unknown key"),
         ("[0.9]", "not a JSON object"),
         ("{", "Expecting"),
@@ -238,7 +259,8 @@ def test_applying_a_point_to_stored_scores_equals_running_the_stricter_cascade(t
     threshold = float(np.median(kept_k5))
     assert (kept_k5 < threshold).any() and (outcomes["reason"] == "symbolic_exponents").any()
 
-    swept = op.apply_operating_point(outcomes, released.names, fc.OperatingPoint(threshold))
+    point = fc.OperatingPoint(fasttext_min_k5_prob=threshold)
+    swept = op.apply_operating_point(outcomes, released.names, point)
     strict, _ = cascade_outcomes(
         Cascade([FastTextStage(model, min_k5_prob=threshold), SymbolicStage()]), passages
     )
@@ -477,12 +499,14 @@ def test_the_every_kind_rule_meets_the_target_in_each_kind_and_uses_stage_1_when
 
 
 def test_a_stage_1_maximum_travels_in_filter_config_and_reaches_the_stage_options(tmp_path):
-    point = fc.OperatingPoint(0.7, 0.4, "train folds", 0.02, max_aoa=9.25)
+    point = fc.OperatingPoint(
+        fasttext_min_k5_prob=0.7, encoder_min_k5_prob=0.4, chosen_on="train folds", target=0.02, max_aoa=9.25
+    )
     point.save(tmp_path)
     loaded = fc.OperatingPoint.load(tmp_path)
     assert loaded.max_aoa == 9.25
     assert loaded.stage_options({"aoa", "fasttext"}) == {"fasttext_min_k5_prob": 0.7, "max_aoa": 9.25}
-    assert fc.OperatingPoint(0.7).stage_options({"aoa", "encoder"}) == {"encoder_min_k5_prob": None}
+    assert fc.OperatingPoint(fasttext_min_k5_prob=0.7).stage_options({"aoa", "encoder"}) == {}
     for bad in (-1, float("nan"), "high"):
         with pytest.raises(ValueError, match="max_aoa"):
             fc.OperatingPoint(max_aoa=bad)

@@ -9,8 +9,8 @@ import pytest
 
 from littlekit.filter.base import Decision, Stage
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade, CascadeReport, decide_all
+from littlekit.filter.encoder import AGREEMENT_GATE
 from littlekit.filter.registry import (
-    AGREEMENT_GATE,
     StageOptions,
     build_stages,
     check_gate_order,

@@ -16,7 +16,6 @@ from test_pipeline import BandStage  # the fastText stand-in the cascade tests u
 
 from littlekit.cli import build_parser, main
 from littlekit.filter import encoder as encoder_module
-from littlekit.filter import registry
 from littlekit.filter.aoa import OOV_THRESHOLD, P95_MAX_AOA, AoAStage
 from littlekit.filter.base import Decision, PriorGate, Stage
 from littlekit.filter.cascade import DROPPED, KEPT, Cascade, decide_all
@@ -152,7 +151,6 @@ def test_the_defaults_are_the_stage_modules_constants():
     assert defaults.encoder_batch_size == encoder_module.BATCH_SIZE == 32
     assert encoder_module.AOA_BAND_EDGES[0] == ("K5", P95_MAX_AOA)  # school ages, the same 12 years
     assert defaults.aoa_impute == inspect.signature(AoALexicon.load).parameters["impute"].default
-    assert registry.AGREEMENT_GATE is AGREEMENT_GATE
 
 
 def test_the_command_line_defaults_are_stage_options_defaults(tmp_path):
@@ -198,7 +196,7 @@ class RecordingEncoder(Stage):
 
 
 def test_the_encoder_factory_passes_every_encoder_option_at_construction(monkeypatch):
-    monkeypatch.setattr(registry, "EncoderStage", RecordingEncoder)
+    monkeypatch.setattr(encoder_module, "EncoderStage", RecordingEncoder)
     options = {
         "encoder_model": "some/dir",
         "encoder_batch_size": 4,

@@ -501,9 +501,9 @@ class BenchArtifacts:
         return self._labels
 
     def get(self, option: str) -> tuple[Path, str]:
-        from littlekit.filter.artifacts import ARTIFACTS, artifact_path, artifact_problems
+        from littlekit.filter.artifacts import artifact_path, artifact_problems, declared_artifacts
 
-        stage = {a.option: a.stage for a in ARTIFACTS}.get(option)
+        stage = {a.option: a.stage for a in declared_artifacts()}.get(option)
         builders = {"fasttext_model": self._fasttext, "word_table": self._word_table,
                     "encoder_model": self._encoder}
         if stage is None or option not in builders:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from littlekit import paper
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT
+from littlekit.filter.registry import stage_label
 from littlekit.fit.thresholds import TARGET_MAX_BEYOND, TARGET_MIN_K5  # the acceptance targets
 from littlekit.readability import LONG_WORD_CHARS, long_word_share, mean_sentence_length
 from littlekit.stats import wilson_interval
@@ -33,15 +34,14 @@ from littlekit.text import word_tokens
 
 RAW = "raw"
 INPUT = "input"  # the row of a retention_after_stages table before any stage
-# The names Figure 2 gives the stages, keyed by our stage names.
-FIGURE2_LABELS: dict[str, str] = {
-    RAW: "Raw",
-    "aoa": "AoA+Zipf",
-    "fasttext": "FastText",
-    "encoder": "Encoder",  # stage 3: ModernBERT in the paper; here whichever encoder was fit
-    "symbolic": "Symbolic",
-    "frequency": "Frequency",
-}
+
+
+def figure2_label(stage: str) -> str:
+    """A stage's name in figures (Figure 2's: "AoA+Zipf", "FastText", ...), from its declaration;
+    "Raw" for the row before any stage."""
+    return "Raw" if stage == RAW else stage_label(stage)
+
+
 # The paper's final retention (Figure 2 and Sec. 3.1.6 / A.6); it prints no per-stage numbers.
 PAPER_FINAL_RETENTION: dict[str, dict[str, float]] = {
     name: {
@@ -91,7 +91,7 @@ def retention_table(
         counts = still_in.groupby(keys, observed=True, sort=True)["_in"].agg(n="size", retained="sum")
         counts = counts.reset_index().astype({"n": int, "retained": int})
         counts.insert(0, "position", position)
-        counts.insert(0, "label", FIGURE2_LABELS.get(stage, stage))
+        counts.insert(0, "label", figure2_label(stage))
         counts.insert(0, "stage", stage)
         parts.append(counts)
     table = pd.concat(parts, ignore_index=True)

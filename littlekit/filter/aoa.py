@@ -21,10 +21,15 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from littlekit.filter.base import Decision, Stage
-from littlekit.filter.lexicon import OOV, AoALexicon
+import numpy as np
+
+from littlekit.argtypes import fraction, positive_float
+from littlekit.filter.base import Artifact, Decision, Option, Stage, StageSpec, check_number
+from littlekit.filter.file_checks import table_problem
+from littlekit.filter.lexicon import DEFAULT_IMPUTE, IMPUTE_MODES, OOV, AoALexicon
 from littlekit.text import WORD_RE
 
 P95_MAX_AOA = 12.0  # the released filter's maximum 95th-percentile AoA (years); 12.0 is kept
@@ -108,3 +113,121 @@ def _scores(
         "n_tokens": n_tokens,
         "n_scored": n_scored,
     }
+
+
+# --- the stage's declaration (littlekit.filter.base.StageSpec) -----------------------------------
+
+
+def _max_aoa(name: str, value: Any) -> float:
+    if not math.isfinite(check_number(name, value)):
+        raise ValueError(f"max_aoa must be a finite number of years, got {value}")
+    return value
+
+
+def _point_max_aoa(name: str, value: Any) -> float:
+    """An operating point only tightens stage 1's released maximum."""
+    if not 0 < value <= P95_MAX_AOA:
+        raise ValueError(
+            f"max_aoa must be a number of years in (0, {P95_MAX_AOA:g}] or null, got {value!r} (an "
+            f"operating point only tightens stage 1's released maximum, {P95_MAX_AOA:g}; --max-aoa "
+            "sets any other)"
+        )
+    return value
+
+
+def _max_oov(name: str, value: Any) -> float:
+    value = check_number(name, value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"max_oov must be a fraction between 0 and 1, got {value}")
+    return value
+
+
+def _build(options: Any) -> AoAStage:
+    lexicon = AoALexicon.load(options.aoa_table, impute=options.aoa_impute)
+    return AoAStage(lexicon, max_aoa=options.max_aoa, max_oov=options.max_oov)
+
+
+def _stored_keeps(frame: Any, thresholds: dict[str, Any]) -> np.ndarray:
+    keep = frame["first_stage_keeps"].to_numpy(dtype=bool).copy()
+    if thresholds.get("max_aoa") is not None:
+        keep &= frame["aoa_p95"].to_numpy(dtype=float) <= thresholds["max_aoa"]
+    return keep
+
+
+def _outcome_keeps(frame: Any, kept: np.ndarray, thresholds: dict[str, Any]) -> np.ndarray:
+    if thresholds.get("max_aoa") is None:
+        return kept
+    if "aoa_p95" not in frame.columns:
+        raise KeyError("outcomes lack aoa_p95: run the cascade with cascade_outcomes")
+    return kept & ~(frame["aoa_p95"].astype(float).to_numpy() > thresholds["max_aoa"])
+
+
+def _outcome_columns(scores: dict[str, Any]) -> dict[str, float]:
+    p95 = scores.get("p95_aoa")
+    return {} if p95 is None else {"aoa_p95": float(p95)}
+
+
+def _describe(thresholds: dict[str, Any], details: dict[str, Any]) -> str:
+    value = thresholds.get("max_aoa")
+    return "" if value is None else f"aoa: 95th-percentile AoA <= {value:g}"
+
+
+SPEC = StageSpec(
+    name="aoa",
+    position=1,
+    label="AoA+Zipf",
+    description="stage 1: 95th-percentile age of acquisition <= max_aoa, OOV share <= max_oov",
+    build=_build,
+    options=(
+        Option(
+            "aoa_table",
+            None,
+            "AoA table, parquet or csv with columns word, aoa (default: embedded Kuperman)",
+            parse=Path,
+            metavar="PATH",
+            path=True,
+        ),
+        Option(
+            "aoa_impute",
+            DEFAULT_IMPUTE,
+            "AoA for words missing from the table, from Zipf frequency (default: {default})",
+            choices=IMPUTE_MODES,
+        ),
+        Option(
+            "max_aoa",
+            P95_MAX_AOA,
+            "max 95th-percentile token AoA (default: filter_config.json's max_aoa, else {default})",
+            parse=positive_float,
+            metavar="YEARS",
+            check=_max_aoa,
+            threshold=True,
+            point_check=_point_max_aoa,
+        ),
+        Option(
+            "max_oov",
+            OOV_THRESHOLD,
+            "max out-of-vocabulary fraction (default: {default})",
+            parse=fraction,
+            metavar="FRACTION",
+            check=_max_oov,
+        ),
+    ),
+    artifacts=(
+        Artifact(
+            "aoa_table",
+            "data/aoa.parquet",
+            "aoa",
+            "AoA table, columns word, aoa (years)",
+            "`littlekit fit aoa --data DATA --out DIR`, or "
+            "littlekit.filter.artifacts.export_aoa_table(table, DIR), e.g. from data/aoa/aoa_lemma.csv",
+            lambda path: table_problem(path, {"word": "string", "aoa": "numeric"}),
+        ),
+    ),
+    stored_keeps=_stored_keeps,
+    stored_columns=("first_stage_keeps", "aoa_p95"),
+    store=lambda scores, decision: {"first_stage_keeps": decision.keep, "aoa_p95": scores.get("p95_aoa")},
+    outcome_columns=_outcome_columns,
+    outcome_keeps=_outcome_keeps,
+    drop_reason="aoa_p95",
+    describe=_describe,
+)

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from littlekit.filter.base import Decision, PriorGate, Stage
+from littlekit.filter.registry import stage_specs
 from littlekit.io import Document, InputFileError, Record, RecordError
 
 KEPT, DROPPED, ERRORED = "kept", "dropped", "errored"
@@ -520,11 +521,12 @@ def cascade_outcomes(
 
     The rows keep the frame's columns and add `status` (kept / dropped / errored), `stage` (the
     stage that dropped it or raised on it; None when kept), `reason`, `kept` (bool) and
-    `exit_index` (position in the cascade of the stage it left at; len(stages) when kept), and for
-    each stage that scores band probabilities (fastText, encoder) `<stage>_p_k5`, the P(K5) its keep
-    rule reads (NaN where it did not score the passage; for an encoder with a grade head, the head's
-    P3(K5); the encoder's own P(K5) is then `<stage>_model_p_k5`), `aoa_p95` (stage 1's
-    95th-percentile AoA) and `frequency_blocked_share` (stage 5's share of blocklisted tokens), so a
+    `exit_index` (position in the cascade of the stage it left at; len(stages) when kept), and the
+    columns each registered stage's declaration keeps of its scores (`StageSpec.outcome_columns`,
+    NaN where it did not score the passage): `<stage>_p_k5` for the classifiers, the P(K5) their
+    keep rule reads (for an encoder with a grade head, the head's P3(K5); the encoder's own P(K5) is
+    then `<stage>_model_p_k5`), `aoa_p95` (stage 1's 95th-percentile AoA) and
+    `frequency_blocked_share` (stage 5's share of blocklisted tokens), so a
     threshold can be swept without re-scoring
     (`littlekit.fit.operating_point.apply_operating_point`). The report is checked: its counts must
     add up.
@@ -548,19 +550,12 @@ def cascade_outcomes(
     frame["exit_index"] = [
         len(cascade.names) if o.status == KEPT else position.get(o.stage, 0) for o in outcomes
     ]
-    aoa_p95 = [(o.scores.get("aoa") or {}).get("p95_aoa") for o in outcomes]
-    if "aoa" in cascade.names and any(p is not None for p in aoa_p95):
-        frame["aoa_p95"] = [np.nan if p is None else float(p) for p in aoa_p95]
-    shares = [(o.scores.get("frequency") or {}).get("blocked_share") for o in outcomes]
-    if "frequency" in cascade.names:  # NaN where stage 5 did not score the passage
-        frame["frequency_blocked_share"] = [np.nan if v is None else float(v) for v in shares]
-    for name in cascade.names:
-        scores = [o.scores.get(name) or {} for o in outcomes]
-        probs = [s.get("probs") for s in scores]
-        if any(isinstance(p, dict) and "K5" in p for p in probs):
-            own = [p.get("K5", np.nan) if isinstance(p, dict) else np.nan for p in probs]
-            frame[f"{name}_p_k5"] = own
-            if any("head_p_k5" in s for s in scores):  # stage 3's grade head: its minimum applies to P3(K5)
-                frame[f"{name}_model_p_k5"] = own
-                frame[f"{name}_p_k5"] = [float(s.get("head_p_k5", np.nan)) for s in scores]
+    for name in cascade.names:  # what each stage's declaration keeps of its scores, to re-decide later
+        spec = stage_specs().get(name)  # a stage built by hand, never registered, keeps nothing
+        declared = None if spec is None else spec.outcome_columns
+        if declared is None:
+            continue
+        rows = [declared(o.scores.get(name) or {}) for o in outcomes]
+        for column in dict.fromkeys(key for row in rows for key in row):
+            frame[column] = [float(row.get(column, np.nan)) for row in rows]
     return frame, run.report

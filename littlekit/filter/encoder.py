@@ -54,7 +54,22 @@ from typing import Any
 
 import numpy as np
 
-from littlekit.filter.base import Decision, PriorGate, Stage, check_probability
+from littlekit.argtypes import positive_int
+from littlekit.filter.base import (
+    Artifact,
+    Decision,
+    Option,
+    PriorGate,
+    Stage,
+    StageSpec,
+    check_optional_probability,
+    check_probability,
+    minimum_probability_keeps,
+    probability_columns,
+    probability_or_released,
+    top_band_keeps,
+)
+from littlekit.filter.file_checks import model_folder_problem
 from littlekit.grades import BANDS
 
 LABELS: tuple[str, ...] = BANDS  # class index -> band; index 0 = K5 as in the released filter
@@ -477,3 +492,147 @@ def _grade_head(model: Any, grade_head: Any):
 
 def _unscored() -> dict[str, Any]:
     return {"band": None, "prob": None, "probs": None, "n_tokens": 0}
+
+
+# --- the stage's declaration (littlekit.filter.base.StageSpec) -----------------------------------
+
+ENCODER_GATES = ("agree", "all")  # agree: the paper's agreement gate; all: score every document
+GRADE_HEAD_MODES = ("auto", "none")  # auto: stage 3's grade head beside the model when there is one
+
+
+def _build(options: Any) -> EncoderStage:
+    if options.encoder_model is None:
+        raise ValueError("stage 'encoder' needs encoder_model (command line: --encoder-model PATH)")
+    return EncoderStage(
+        options.encoder_model,
+        batch_size=options.encoder_batch_size,
+        max_length=options.encoder_max_length,
+        device=options.device,
+        attn_implementation=options.encoder_attn_implementation,
+        min_k5_prob=options.encoder_min_k5_prob,
+        grade_head=options.encoder_grade_head,
+        prior_gate=AGREEMENT_GATE if options.encoder_gate == "agree" else None,
+    )
+
+
+def _batch_size(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"encoder_batch_size must be a whole number, got {value!r}")
+    if value < 1:
+        raise ValueError(f"encoder_batch_size must be at least 1, got {value}")
+    return value
+
+
+def _max_length(name: str, value: Any) -> int | None:
+    if value is not None and value < MIN_MAX_LENGTH:
+        raise ValueError(f"encoder_max_length must be at least {MIN_MAX_LENGTH} tokens or None, got {value}")
+    return value
+
+
+def _store(scores: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
+    bands, p_k5 = rule_scores([scores])
+    return {"enc_pred": bands[0], "enc_p_k5": p_k5[0]}
+
+
+def _describe(thresholds: Mapping[str, Any], details: Mapping[str, Any]) -> str:
+    value = thresholds.get("encoder_min_k5_prob")
+    if "stage_3_score" in details:  # stage 3 keeps on its grade head's P3(K5), not the argmax
+        return f"encoder: grade head P3(K5) >= {'0.5' if value is None else f'{max(value, 0.5):g}'}"
+    return "encoder: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
+
+
+SPEC = StageSpec(
+    name="encoder",
+    position=3,
+    label="Encoder",  # stage 3: ModernBERT in the paper; here whichever encoder was fit
+    description="stage 3: encoder (ModernBERT) grade classifier's argmax is K5 (needs encoder_model)",
+    build=_build,
+    options=(
+        Option(
+            "encoder_model",
+            None,
+            "encoder stage: transformers sequence-classification directory or Hub id (ModernBERT)",
+            metavar="DIR_OR_ID",
+            path=True,
+            required=True,
+            hub=True,
+        ),
+        Option(
+            "encoder_batch_size",
+            BATCH_SIZE,
+            "encoder stage: documents per forward pass (default: {default})",
+            parse=positive_int,
+            metavar="N",
+            check=_batch_size,
+        ),
+        Option(
+            "encoder_max_length",
+            None,
+            "encoder stage: tokens read per document (default: the length the model was trained at, "
+            f"from its tokenizer, at most {MAX_LENGTH:,})",
+            parse=positive_int,
+            metavar="TOKENS",
+            check=_max_length,
+        ),
+        Option(
+            "encoder_attn_implementation",
+            None,
+            "encoder stage: transformers attention, e.g. eager, sdpa, flash_attention_2 "
+            "(default: sdpa on CUDA, eager on the CPU)",
+            metavar="NAME",
+        ),
+        Option(
+            "encoder_gate",
+            "agree",
+            "encoder stage: agree = score only documents whose fastText band equals their AoA band "
+            "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
+            "(default: {default})",
+            choices=ENCODER_GATES,
+        ),
+        Option(
+            "encoder_min_k5_prob",
+            MIN_K5_PROB,
+            "encoder stage: keep only when the argmax is K5 and P(K5) >= P; 'released' = argmax alone "
+            "(default: --artifacts DIR's filter_config.json when its model is used, else released)",
+            parse=probability_or_released,
+            metavar="P",
+            check=check_optional_probability,
+            threshold=True,
+        ),
+        Option(
+            "encoder_grade_head",
+            "auto",
+            "encoder stage: auto = a grade_head.json beside the model (written by `littlekit fit`) decides "
+            "on its P3(K5) from the encoder's log-odds and readability features; none = the encoder's "
+            "argmax (default: {default})",
+            choices=GRADE_HEAD_MODES,
+        ),
+        Option("device", None, "encoder stage device, e.g. cuda or cpu (default: cuda if available)"),
+    ),
+    artifacts=(
+        Artifact(
+            "encoder_model",
+            "models/modernbert_grade",
+            "encoder",
+            "transformers sequence-classification directory (ModernBERT in the paper; all-MiniLM-L6-v2 "
+            "in the embedded default), classes K5, K8, K12, OOS",
+            "`littlekit fit encoder --data DATA --out DIR`, or "
+            "littlekit.fit.encoder_training.fine_tune(..., out_dir=DIR/models/modernbert_grade, ...)",
+            model_folder_problem,
+        ),
+    ),
+    stored_keeps=lambda frame, t: top_band_keeps(
+        frame["enc_pred"], frame["enc_p_k5"], t.get("encoder_min_k5_prob")
+    ),
+    stored_columns=("enc_pred", "enc_p_k5"),
+    store=_store,
+    outcome_columns=probability_columns("encoder"),
+    outcome_keeps=minimum_probability_keeps("encoder", "encoder_min_k5_prob"),
+    drop_reason="encoder_low_k5_prob",
+    requires=lambda options: AGREEMENT_GATE.requires if options.encoder_gate == "agree" else (),
+    requires_why=(
+        "e.g. --stages aoa,fasttext,encoder, or score every document with --encoder-gate all (the "
+        "agreement gate, encoder_gate='agree', is the default)"
+    ),
+    describe=_describe,
+)

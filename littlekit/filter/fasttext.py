@@ -22,7 +22,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from littlekit.filter.base import Decision, Stage, check_probability
+from littlekit.filter.base import (
+    Artifact,
+    Decision,
+    Option,
+    Stage,
+    StageSpec,
+    check_optional_probability,
+    check_probability,
+    describe_minimum,
+    minimum_probability_keeps,
+    probability_columns,
+    probability_or_released,
+    top_band_keeps,
+)
 from littlekit.grades import BANDS
 
 LABEL_PREFIX = "__label__"
@@ -258,3 +271,66 @@ def _model_bands(model: Any, path: Path | None) -> tuple[str, ...]:
             f"{', '.join(LABEL_PREFIX + band for band in BANDS)} with {LABEL_PREFIX}{KEEP_BAND} among them"
         )
     return tuple(band for band in BANDS if band in bands)
+
+
+# --- the stage's declaration (littlekit.filter.base.StageSpec) -----------------------------------
+
+
+def _build(options: Any) -> FastTextStage:
+    if options.fasttext_model is None:
+        raise ValueError("stage 'fasttext' needs fasttext_model (command line: --fasttext-model PATH)")
+    return FastTextStage(options.fasttext_model, min_k5_prob=options.fasttext_min_k5_prob)
+
+
+def _file_problem(path: Path) -> str | None:
+    if not path.is_file():
+        return "not found" if not path.exists() else "is not a file"
+    return fasttext_file_problem(path)
+
+
+SPEC = StageSpec(
+    name="fasttext",
+    position=2,
+    label="FastText",
+    description="stage 2: fastText grade classifier's top label is K5 (needs fasttext_model)",
+    build=_build,
+    options=(
+        Option(
+            "fasttext_model",
+            None,
+            "fasttext stage: supervised fastText .bin",
+            parse=Path,
+            metavar="PATH",
+            path=True,
+            required=True,
+        ),
+        Option(
+            "fasttext_min_k5_prob",
+            MIN_K5_PROB,
+            "fasttext stage: keep only when the top band is K5 and P(K5) >= P; 'released' = top band "
+            "alone (default: --artifacts DIR's filter_config.json when its model is used, else released)",
+            parse=probability_or_released,
+            metavar="P",
+            check=check_optional_probability,
+            threshold=True,
+        ),
+    ),
+    artifacts=(
+        Artifact(
+            "fasttext_model",
+            "models/fasttext_grade.bin",
+            "fasttext",
+            "supervised fastText grade classifier, labels __label__K5/K8/K12/OOS",
+            "`littlekit fit fasttext --data DATA --out DIR`, or "
+            "littlekit.fit.fasttext.train_fasttext(labels, DIR/models/fasttext_grade.bin)",
+            _file_problem,
+        ),
+    ),
+    stored_keeps=lambda frame, t: top_band_keeps(frame["pred"], frame["p_k5"], t.get("fasttext_min_k5_prob")),
+    stored_columns=("pred", "p_k5"),
+    store=lambda scores, decision: {"pred": scores["band"], "p_k5": float(scores["probs"].get(KEEP_BAND, 0))},
+    outcome_columns=probability_columns("fasttext"),
+    outcome_keeps=minimum_probability_keeps("fasttext", "fasttext_min_k5_prob"),
+    drop_reason="fasttext_low_k5_prob",
+    describe=describe_minimum("fasttext", "fasttext_min_k5_prob"),
+)

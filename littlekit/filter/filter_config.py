@@ -1,7 +1,8 @@
-"""`filter_config.json`: the operating point the classifier stages apply, stored beside the artifacts.
+"""`filter_config.json`: the operating point the stages apply, stored beside the artifacts.
 
-An `OperatingPoint` holds a minimum P(K5) per classifier stage (None: the released rule, top band
-K5) and, optionally, stage 1's maximum 95th-percentile AoA, with a note of how it was chosen.
+An `OperatingPoint` maps each stage to the thresholds it sets (a minimum P(K5) for the classifier
+stages, stage 1's maximum 95th-percentile AoA, stage 5's blocked share; each stage declares its
+own), with a note of how it was chosen; a threshold not set is the released rule.
 `littlekit.filter.artifacts.stage_options_from_artifacts` reads it, so
 `littlekit filter --stages all --artifacts DIR` applies it; `littlekit.fit.operating_point` chooses
 it out of fold on training labels.
@@ -13,84 +14,121 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Collection
-from dataclasses import asdict, dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from littlekit.filter.aoa import P95_MAX_AOA
+from littlekit.filter.base import Option, StageSpec
+from littlekit.filter.registry import stage_specs
 
 FILTER_CONFIG = "filter_config.json"
-THRESHOLD_OPTIONS = ("fasttext_min_k5_prob", "encoder_min_k5_prob")
-CLASSIFIER_STAGES = {"fasttext": "fasttext_min_k5_prob", "encoder": "encoder_min_k5_prob"}
+POINT_FIELDS = ("thresholds", "chosen_on", "target", "details")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class OperatingPoint:
-    """Minimum P(K5) per classifier stage (None = the released rule) and how it was chosen."""
+    """The thresholds an operating point sets, stage -> {option: value}, and how they were chosen.
 
-    fasttext_min_k5_prob: float | None = None
-    encoder_min_k5_prob: float | None = None
-    chosen_on: str = "released rules (top band K5)"
-    target: float | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    max_aoa: float | None = None  # stage 1's maximum 95th-percentile AoA; None: aoa.P95_MAX_AOA
-    min_blocked_share: float | None = None  # stage 5's blocklisted-token share; None: any word drops
+    Each stage declares which of its options are thresholds (`Option(threshold=True)`), and reads
+    its own: `point.for_stage("fasttext")` is {"fasttext_min_k5_prob": 0.4}. A threshold not set
+    (or None) is the stage's default, the released rule. Built from the mapping or from the
+    options by name, which finds each option's stage:
 
-    def __post_init__(self) -> None:
-        for name in THRESHOLD_OPTIONS:
-            value = getattr(self, name)
-            if value is not None and not (_is_number(value) and 0.0 <= value <= 1.0):
-                raise ValueError(f"{name} must be a probability between 0 and 1 or null, got {value!r}")
-        aoa = self.max_aoa
-        if aoa is not None and not (_is_number(aoa) and 0 < aoa <= P95_MAX_AOA):
-            raise ValueError(
-                f"max_aoa must be a number of years in (0, {P95_MAX_AOA:g}] or null, got {aoa!r} (an "
-                f"operating point only tightens stage 1's released maximum, {P95_MAX_AOA:g}; --max-aoa "
-                "sets any other)"
-            )
-        share = self.min_blocked_share
-        if share is not None and not (_is_number(share) and 0.0 < share <= 1.0):
-            raise ValueError(f"min_blocked_share must be a share in (0, 1] or null, got {share!r}")
-        if self.target is not None and not _is_number(self.target):
-            raise ValueError(f"target must be a number or null, got {self.target!r}")
-        if not isinstance(self.chosen_on, str):
-            raise ValueError(f"chosen_on must be a string, got {self.chosen_on!r}")
-        if not isinstance(self.details, dict):
-            raise ValueError(f"details must be an object, got {self.details!r}")
+        OperatingPoint({"fasttext": {"fasttext_min_k5_prob": 0.4}}, chosen_on="...")
+        OperatingPoint(fasttext_min_k5_prob=0.4, max_aoa=11.0, chosen_on="...")
+
+    and a threshold reads as an attribute by its option name (`point.max_aoa`, None when not set).
+    filter_config.json stores the mapping; a file in the earlier flat layout (one key per option)
+    still loads.
+    """
+
+    thresholds: dict[str, dict[str, float | None]]
+    chosen_on: str
+    target: float | None
+    details: dict[str, Any]
+
+    def __init__(
+        self,
+        thresholds: Mapping[str, Mapping[str, float | None]] | None = None,
+        chosen_on: str = "released rules (top band K5)",
+        target: float | None = None,
+        details: Mapping[str, Any] | None = None,
+        **by_option: float | None,
+    ) -> None:
+        specs = stage_specs()
+        merged: dict[str, dict[str, float | None]] = {
+            stage: dict(values) for stage, values in (thresholds or {}).items()
+        }
+        for option, value in by_option.items():
+            merged.setdefault(_stage_of_threshold(option, specs), {})[option] = value
+        cleaned = {}
+        for stage, values in merged.items():
+            if stage not in specs:
+                raise ValueError(f"thresholds for unknown stage {stage!r}; known: {', '.join(specs)}")
+            declared = {option.name: option for option in specs[stage].options if option.threshold}
+            unknown = sorted(set(values) - set(declared))
+            if unknown:
+                raise ValueError(
+                    f"stage {stage!r} has no threshold {', '.join(unknown)}; its thresholds: "
+                    f"{', '.join(declared) or 'none'}"
+                )
+            checked = {name: _checked(declared[name], value) for name, value in values.items()}
+            checked = {name: value for name, value in checked.items() if value is not None}
+            if checked:
+                cleaned[stage] = checked
+        if target is not None and not _is_number(target):
+            raise ValueError(f"target must be a number or null, got {target!r}")
+        if not isinstance(chosen_on, str):
+            raise ValueError(f"chosen_on must be a string, got {chosen_on!r}")
+        if details is not None and not isinstance(details, Mapping):
+            raise ValueError(f"details must be an object, got {details!r}")
+        object.__setattr__(self, "thresholds", cleaned)
+        object.__setattr__(self, "chosen_on", chosen_on)
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "details", dict(details or {}))
+
+    def __getattr__(self, option: str) -> float | None:
+        """A threshold by its option name (None: not set, the released rule)."""
+        if option.startswith("_"):
+            raise AttributeError(option)
+        stage = _stage_of_threshold(option, stage_specs(), missing=AttributeError)
+        return self.thresholds.get(stage, {}).get(option)
+
+    def for_stage(self, stage: str) -> dict[str, float | None]:
+        """The thresholds this point sets for one stage (option -> value)."""
+        return dict(self.thresholds.get(stage, {}))
 
     def options(self) -> dict[str, float | None]:
-        """The classifier stages' StageOptions fields this point sets (None: the released rule)."""
-        return {name: getattr(self, name) for name in THRESHOLD_OPTIONS}
+        """Every threshold option of the registered stages -> this point's value (None: not set)."""
+        return {
+            option.name: self.thresholds.get(name, {}).get(option.name)
+            for name, spec in stage_specs().items()
+            for option in spec.options
+            if option.threshold
+        }
 
     def stage_options(self, stages: Collection[str]) -> dict[str, float | None]:
-        """The StageOptions fields for the named stages: the classifiers' minimums, and stage 1's
-        max_aoa when this point sets one."""
-        thresholds = self.options()
-        fields = {
-            option: thresholds[option] for stage, option in CLASSIFIER_STAGES.items() if stage in stages
+        """The StageOptions fields this point sets for the named stages."""
+        return {
+            option: value
+            for stage in stage_specs()
+            if stage in stages
+            for option, value in self.thresholds.get(stage, {}).items()
         }
-        if self.max_aoa is not None and "aoa" in stages:
-            fields["max_aoa"] = float(self.max_aoa)
-        if self.min_blocked_share is not None and "frequency" in stages:
-            fields["min_blocked_share"] = float(self.min_blocked_share)
-        return fields
 
     def describe(self) -> str:
         """One line: the thresholds and where they come from."""
-        parts = [] if self.max_aoa is None else [f"aoa: 95th-percentile AoA <= {self.max_aoa:g}"]
-        parts += [
-            f"{stage}: top band K5" + (" (released rule)" if value is None else f" and P(K5) >= {value:g}")
-            for stage, value in zip(CLASSIFIER_STAGES, self.options().values(), strict=True)
-        ]
-        if "stage_3_score" in self.details:  # stage 3 keeps on its grade head's P3(K5), not the argmax
-            value = self.encoder_min_k5_prob
-            minimum = "0.5" if value is None else f"{max(value, 0.5):g}"
-            parts[-1] = f"encoder: grade head P3(K5) >= {minimum}"
-        if self.min_blocked_share is not None:
-            parts.append(f"frequency: blocklisted tokens < {self.min_blocked_share:g} of the words")
+        parts = []
+        for name, spec in stage_specs().items():
+            if spec.describe is not None:
+                line = spec.describe(self.for_stage(name), self.details)
+            else:
+                line = ", ".join(f"{name}: {k} = {v:g}" for k, v in self.for_stage(name).items())
+            if line:
+                parts.append(line)
         confidence = self.details.get("confidence")
         bound = "keep rate" if confidence is None else f"keep rate's {confidence:.0%} Wilson upper end"
         target = "" if self.target is None else f", target Beyond-K-5 {bound} <= {self.target:g}"
@@ -100,7 +138,8 @@ class OperatingPoint:
         """Write DIR/filter_config.json (or to `root` itself when it ends in .json)."""
         path = config_path(root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(self), indent=1, default=_json_number) + "\n", encoding="utf-8")
+        data = {name: getattr(self, name) for name in POINT_FIELDS}
+        path.write_text(json.dumps(data, indent=1, default=_json_number) + "\n", encoding="utf-8")
         return path
 
     @classmethod
@@ -111,12 +150,43 @@ class OperatingPoint:
             data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
-            unknown = set(data) - {f.name for f in cls.__dataclass_fields__.values()}
+            thresholds = data.pop("thresholds", None)
+            if thresholds is not None and not (
+                isinstance(thresholds, dict) and all(isinstance(v, dict) for v in thresholds.values())
+            ):
+                raise ValueError("thresholds must be an object of stage -> {option: value}")
+            flat = {key: data.pop(key) for key in list(data) if key not in POINT_FIELDS}
+            unknown = [key for key in flat if not _is_threshold(key)]
             if unknown:
                 raise ValueError(f"unknown key(s) {sorted(unknown)}")
-            return cls(**data)
+            return cls(thresholds, **data, **flat)  # flat keys: the earlier layout
         except (ValueError, TypeError) as error:
             raise ValueError(f"{path} is not a valid filter config: {error}") from error
+
+
+def _stage_of_threshold(
+    option: str, specs: Mapping[str, StageSpec], missing: type[Exception] = ValueError
+) -> str:
+    for name, spec in specs.items():
+        if option in spec.thresholds:
+            return name
+    known = [threshold for spec in specs.values() for threshold in spec.thresholds]
+    raise missing(f"no stage has a threshold {option!r}; known: {', '.join(known)}")
+
+
+def _is_threshold(option: str) -> bool:
+    return any(option in spec.thresholds for spec in stage_specs().values())
+
+
+def _checked(option: Option, value: Any) -> float | None:
+    """A threshold's value as an operating point holds it: None, or a finite number that passes
+    the option's own check and its point check."""
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise ValueError(f"{option.name} must be a number or null, got {value!r}")
+    value = option.checked(value)
+    return value if option.point_check is None else option.point_check(option.name, value)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -35,9 +35,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from littlekit.argtypes import finite
 from littlekit.config import data_path
 from littlekit.filter import word_table as bl
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import (
+    Artifact,
+    Decision,
+    Option,
+    Stage,
+    StageSpec,
+    check_finite,
+    check_number,
+    probability_or_released,
+)
+from littlekit.filter.file_checks import table_problem
 from littlekit.text import word_tokens
 
 REASON = "frequency_blocklist"
@@ -277,3 +288,96 @@ def _iter_docs(
     for doc_id, text in docs:
         text = text if isinstance(text, str) else ""
         yield doc_id, text, counter(text)
+
+
+# --- the stage's declaration (littlekit.filter.base.StageSpec) -----------------------------------
+
+
+def _build(options: Any) -> FrequencyStage:
+    return FrequencyStage(
+        options.word_table,
+        min_beyond_score=options.min_beyond_score,
+        min_blocked_share=options.min_blocked_share,
+    )
+
+
+def _blocked_share(name: str, value: Any) -> float | None:
+    if value is not None and not 0.0 < check_number(name, value) <= 1.0:
+        raise ValueError(f"min_blocked_share must be in (0, 1] or None, got {value}")
+    return value
+
+
+def _outcome_keeps(frame: Any, kept: np.ndarray, thresholds: Mapping[str, Any]) -> np.ndarray:
+    """At a minimum share, a passage the any-word rule dropped with a smaller share of blocklisted
+    tokens passes (the run must be at the released any-word rule)."""
+    share = thresholds.get("min_blocked_share")
+    if share is None:
+        return kept
+    if "frequency_blocked_share" not in frame.columns:
+        raise KeyError("outcomes lack frequency_blocked_share: run the cascade with cascade_outcomes")
+    below = frame["frequency_blocked_share"].astype(float).to_numpy() < share
+    return kept | (frame["reason"].eq(REASON).to_numpy() & below)
+
+
+def _outcome_columns(scores: Mapping[str, Any]) -> dict[str, float]:
+    share = scores.get("blocked_share")
+    return {"frequency_blocked_share": math.nan if share is None else float(share)}
+
+
+def _describe(thresholds: Mapping[str, Any], details: Mapping[str, Any]) -> str:
+    share = thresholds.get("min_blocked_share")
+    return "" if share is None else f"frequency: blocklisted tokens < {share:g} of the words"
+
+
+SPEC = StageSpec(
+    name="frequency",
+    position=5,
+    label="Frequency",
+    description="stage 5: blocklisted words (beyond_score >= min_beyond_score) below a share",
+    build=_build,
+    options=(
+        Option(
+            "word_table",
+            None,
+            "frequency stage: word, beyond_score table (word_log_odds.parquet)",
+            parse=Path,
+            metavar="PATH",
+            path=True,
+        ),
+        Option(
+            "min_beyond_score",
+            bl.MIN_BEYOND_SCORE,
+            "frequency stage cut-off (default: {default})",
+            parse=finite,
+            metavar="SCORE",
+            check=check_finite,
+        ),
+        Option(
+            "min_blocked_share",
+            None,
+            "frequency stage: drop only when blocklisted tokens are at least SHARE of the words; "
+            "'released' = any blocklisted word drops (default: --artifacts DIR's filter_config.json, "
+            "else released)",
+            parse=probability_or_released,
+            metavar="SHARE",
+            check=_blocked_share,
+            threshold=True,
+        ),
+    ),
+    artifacts=(
+        Artifact(
+            "word_table",
+            "data/word_log_odds.parquet",
+            "frequency",
+            "word table, columns word, beyond_score = log2(rate_beyond / rate_k5)",
+            "`littlekit fit word-table --data DATA --out DIR`, or littlekit.filter.artifacts."
+            "export_word_table(littlekit.filter.word_table.score_words(...), DIR)",
+            lambda path: table_problem(path, {"word": "string", "beyond_score": "numeric"}),
+        ),
+    ),
+    outcome_columns=_outcome_columns,
+    outcome_keeps=_outcome_keeps,
+    out_of_corpus=False,  # its word table comes from pools of every corpus
+    loosens=True,  # a share lets through documents the any-word rule drops
+    describe=_describe,
+)

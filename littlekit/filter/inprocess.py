@@ -14,7 +14,7 @@ from littlekit.argtypes import UsageError
 from littlekit.filter.artifacts import how_to_rebuild
 from littlekit.filter.base import Stage
 from littlekit.filter.cascade import ERRORED, KEPT, Cascade, ErrorLimit, Outcome
-from littlekit.filter.options import PATH_OPTIONS
+from littlekit.filter.options import path_options
 from littlekit.filter.parser import DEFAULT_BATCH_ROWS, RUNNER_FLAGS
 from littlekit.filter.paths import (
     check_distinct,
@@ -102,7 +102,7 @@ def _build(names: list[str], options: StageOptions) -> list[Stage]:
             stages += build_stages([name], options)
         except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
             message = f"cannot build the stages: {exc}"
-            option = next((option for option, stage in PATH_OPTIONS.items() if stage == name), None)
+            option = next((option for option, stage in path_options().items() if stage == name), None)
             if option and getattr(options, option) and "littlekit fit" not in message:
                 message += f"; to rebuild {getattr(options, option)}: {how_to_rebuild(option)}"
             raise UsageError(message) from None

@@ -27,26 +27,30 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 from littlekit.filter.artifacts import (
-    ARTIFACTS,
     artifact_problems,
+    declared_artifacts,
     file_problem,
     how_to_rebuild,
     stage_list,
     stage_options_from_artifacts,
 )
+from littlekit.filter.base import RELEASED
 from littlekit.filter.filter_config import FILTER_CONFIG, read_operating_point
-from littlekit.filter.registry import StageOptions
+from littlekit.filter.registry import StageOptions, option_stage, stage_options
 
-OPTION_NAMES: tuple[str, ...] = tuple(field.name for field in fields(StageOptions))
-PATH_OPTIONS: dict[str, str] = {artifact.option: artifact.stage for artifact in ARTIFACTS}  # option -> stage
-RELEASED = "released"  # a threshold's value for the released rule (overrides filter_config.json)
-HUB_OR_FOLDER = "encoder_model"  # a transformers model: a local folder or a Hub id, never a file
-NO_DEFAULT_FILE = ("fasttext_model", "encoder_model")  # stages 2 and 3 have no embedded model
+
+def option_names() -> tuple[str, ...]:
+    """Every registered stage's option names, in cascade order."""
+    return tuple(stage_options())
+
+
+def path_options() -> dict[str, str]:
+    """The options naming a file a stage loads -> the stage (from the stages' declarations)."""
+    return {name: option_stage(name) for name, option in stage_options().items() if option.path}
 
 
 class OptionsError(ValueError):
@@ -78,18 +82,20 @@ def resolve_stage_options(
     if isinstance(given, StageOptions):
         if artifacts is None:
             return given  # already checked when it was built
-        given = asdict(given)
+        given = given.as_dict()
     values = {option: None if _is_released(value) else value for option, value in (given or {}).items()}
-    unknown = sorted(set(values) - set(OPTION_NAMES))
+    known = option_names()
+    unknown = sorted(set(values) - set(known))
     if unknown:
-        raise TypeError(f"unknown stage option(s) {', '.join(unknown)}; known: {', '.join(OPTION_NAMES)}")
-    paths = {option: values[option] for option in PATH_OPTIONS if option in values}
+        raise TypeError(f"unknown stage option(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    path_stage = path_options()
+    paths = {option: values[option] for option in path_stage if option in values}
     problems = _file_problems(paths) if check_files else []
     from_dir: dict[str, Any] = {}
     if artifacts is not None:
         names = stage_list(stages)
         from_dir = _from_directory(
-            Path(artifacts), names, {PATH_OPTIONS[option] for option in paths}, problems
+            Path(artifacts), names, {path_stage[option] for option in paths}, problems
         )
     elif problems:
         raise OptionsError("; ".join(problems))
@@ -103,10 +109,11 @@ def resolve_stage_options(
 def _check_required(names: list[str], options: StageOptions) -> None:
     """OptionsError naming, at once, every stage that needs a file no option gives (without
     --artifacts, `--stages all` needs both classifiers' models)."""
+    declared = stage_options()
     missing = [
         (stage, option)
-        for option, stage in PATH_OPTIONS.items()
-        if option in NO_DEFAULT_FILE and stage in names and getattr(options, option) is None
+        for option, stage in path_options().items()
+        if declared[option].required and stage in names and getattr(options, option) is None
     ]
     if missing:
         needs = "; ".join(
@@ -126,13 +133,14 @@ def _file_problems(paths: Mapping[str, Any]) -> list[str]:
     """What is wrong with each file given in place of the directory's: missing first, then the
     checks the directory's own files get (a model that does not load, a table without its columns)."""
     given = {option: Path(path) for option, path in paths.items() if path is not None}
+    declared = stage_options()
     problems = [
         f"{flag(option)} file not found: {path}"
         for option, path in given.items()
-        if option != HUB_OR_FOLDER and not path.is_file()
+        if not declared[option].hub and not path.is_file()
     ]
     for option, path in given.items():
-        if path.is_dir() if option == HUB_OR_FOLDER else path.is_file():  # an absent encoder: a Hub id
+        if path.is_dir() if declared[option].hub else path.is_file():  # an absent Hub model: a Hub id
             problem = file_problem(option, path)
             if problem:
                 problems.append(
@@ -154,10 +162,10 @@ def _from_directory(
     elif wanted:
         found = artifact_problems(root, wanted)
         problems += [f"{root}/{line}" for line in found]
-        fixes = [a for a in ARTIFACTS if any(line.startswith(a.path + " ") for line in found)]
+        fixes = [a for a in declared_artifacts() if any(line.startswith(a.path + " ") for line in found)]
         problems += [f"to rebuild {a.path}: {a.how}" for a in fixes]
     if problems:
-        flags = ", ".join(flag(option) for option in PATH_OPTIONS)
+        flags = ", ".join(flag(option) for option in path_options())
         raise OptionsError(
             f"--stages {','.join(names)} cannot run: "
             + "; ".join(problems)
@@ -182,7 +190,7 @@ def config_values_not_applied(
     if point is None:
         return []
     lines = []
-    for option, stage in PATH_OPTIONS.items():
+    for option, stage in path_options().items():
         if given.get(option) is None or stage not in stages:
             continue
         for name, value in point.stage_options([stage]).items():
@@ -200,6 +208,6 @@ def given_flags(namespace: Any) -> dict[str, Any]:
     "not given"; the flags have no defaults of their own, StageOptions' apply)."""
     return {
         option: getattr(namespace, option)
-        for option in OPTION_NAMES
+        for option in option_names()
         if getattr(namespace, option, None) is not None
     }

@@ -5,18 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from littlekit.argtypes import finite, fraction, positive_float, positive_int
+from littlekit.argtypes import fraction, positive_int
+from littlekit.filter.artifacts import declared_artifacts
 from littlekit.filter.cascade import MAX_ERROR_RATE, MIN_ERROR_DOCUMENTS
-from littlekit.filter.encoder import MAX_LENGTH
-from littlekit.filter.lexicon import IMPUTE_MODES
-from littlekit.filter.options import RELEASED
-from littlekit.filter.registry import (
-    ENCODER_GATES,
-    GRADE_HEAD_MODES,
-    StageOptions,
-    known_stages,
-)
-from littlekit.filter.symbolic import FAMILIES
+from littlekit.filter.registry import known_stages, stage_options
 from littlekit.io import DEFAULT_MAX_BYTES
 
 DEFAULT_STAGES = "aoa,symbolic"
@@ -27,19 +19,13 @@ SLURM_FLAGS = ("slurm_partition", "slurm_time", "slurm_cpus_per_task", "slurm_me
 MAX_WORKERS = 1024  # --workers: processes (local) or tasks at once; more is a typo, not a plan
 RUNNER_FLAGS = ("tasks", "workers", "logging_dir", *SLURM_FLAGS)  # meaningless in-process
 
-# The help shows each stage flag's default, StageOptions' own; the flags themselves default to None
-# ("not given"), so that littlekit.filter.options applies flag > filter_config.json > default.
-DEFAULTS = StageOptions()
-
-
-def _min_k5_prob(text: str) -> float | str:
-    """A probability, or "released" (the released rule, overriding an artifacts filter_config.json)."""
-    return RELEASED if text.strip().lower() in {RELEASED, "none"} else fraction(text)
+# The help shows each stage flag's declared default; the flags themselves default to None ("not
+# given"), so that littlekit.filter.options applies flag > filter_config.json > default.
 
 
 def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """`littlekit filter`'s arguments: input, output, one flag per StageOptions field (`--max-aoa`
-    for max_aoa, littlekit.filter.options.flag), the runner."""
+    """`littlekit filter`'s arguments: input, output, one flag per registered stage option
+    (`--max-aoa` for max_aoa, from the stage's declaration), the runner."""
     p = subparsers.add_parser(
         "filter",
         help="run the K-5 filter cascade over documents",
@@ -168,119 +154,21 @@ def add_filter_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         "--artifacts",
         type=Path,
         metavar="DIR",
-        help="take the stages' files from DIR in the released layout (data/aoa.parquet, "
-        "models/fasttext_grade.bin, models/modernbert_grade/, data/word_log_odds.parquet); "
-        "--aoa-table, --fasttext-model, --encoder-model and --word-table override it",
+        help="take the stages' files from DIR in the released layout ("
+        + ", ".join(artifact.path for artifact in declared_artifacts())
+        + "); "
+        + ", ".join(f"--{artifact.option.replace('_', '-')}" for artifact in declared_artifacts())
+        + " override it",
     )
-    stages.add_argument(
-        "--aoa-table",
-        type=Path,
-        metavar="PATH",
-        help="AoA table, parquet or csv with columns word, aoa (default: embedded Kuperman)",
-    )
-    stages.add_argument(
-        "--aoa-impute",
-        choices=IMPUTE_MODES,
-        help=f"AoA for words missing from the table, from Zipf frequency (default: {DEFAULTS.aoa_impute})",
-    )
-    stages.add_argument(
-        "--max-aoa",
-        type=positive_float,
-        metavar="YEARS",
-        default=None,
-        help="max 95th-percentile token AoA "
-        f"(default: filter_config.json's max_aoa, else {DEFAULTS.max_aoa})",
-    )
-    stages.add_argument(
-        "--max-oov",
-        type=fraction,
-        metavar="FRACTION",
-        help=f"max out-of-vocabulary fraction (default: {DEFAULTS.max_oov})",
-    )
-    stages.add_argument(
-        "--fasttext-model", type=Path, metavar="PATH", help="fasttext stage: supervised fastText .bin"
-    )
-    stages.add_argument(
-        "--fasttext-min-k5-prob",
-        type=_min_k5_prob,
-        metavar="P",
-        help="fasttext stage: keep only when the top band is K5 and P(K5) >= P; 'released' = top band "
-        "alone (default: --artifacts DIR's filter_config.json when its model is used, else released)",
-    )
-    stages.add_argument(
-        "--encoder-model",
-        metavar="DIR_OR_ID",
-        help="encoder stage: transformers sequence-classification directory or Hub id (ModernBERT)",
-    )
-    stages.add_argument(
-        "--encoder-batch-size",
-        type=positive_int,
-        metavar="N",
-        help=f"encoder stage: documents per forward pass (default: {DEFAULTS.encoder_batch_size})",
-    )
-    stages.add_argument(
-        "--encoder-max-length",
-        type=positive_int,
-        metavar="TOKENS",
-        help="encoder stage: tokens read per document (default: the length the model was trained at, "
-        f"from its tokenizer, at most {MAX_LENGTH:,})",
-    )
-    stages.add_argument(
-        "--encoder-attn-implementation",
-        metavar="NAME",
-        help="encoder stage: transformers attention, e.g. eager, sdpa, flash_attention_2 "
-        "(default: sdpa on CUDA, eager on the CPU)",
-    )
-    stages.add_argument(
-        "--encoder-gate",
-        choices=ENCODER_GATES,
-        help="encoder stage: agree = score only documents whose fastText band equals their AoA band "
-        "(the paper's gate; the others are dropped as encoder_gate), all = score every document "
-        f"(default: {DEFAULTS.encoder_gate})",
-    )
-    stages.add_argument(
-        "--encoder-grade-head",
-        choices=GRADE_HEAD_MODES,
-        help="encoder stage: auto = a grade_head.json beside the model (written by `littlekit fit`) decides "
-        "on its P3(K5) from the encoder's log-odds and readability features; none = the encoder's argmax "
-        f"(default: {DEFAULTS.encoder_grade_head})",
-    )
-    stages.add_argument(
-        "--encoder-min-k5-prob",
-        type=_min_k5_prob,
-        metavar="P",
-        help="encoder stage: keep only when the argmax is K5 and P(K5) >= P; 'released' = argmax alone "
-        "(default: --artifacts DIR's filter_config.json when its model is used, else released)",
-    )
-    stages.add_argument(
-        "--device", help="encoder stage device, e.g. cuda or cpu (default: cuda if available)"
-    )
-    stages.add_argument(
-        "--symbolic-families",
-        metavar="LIST",
-        help=f"symbolic stage: comma-separated notation families to check, of {','.join(FAMILIES)} "
-        "(default: all of them)",
-    )
-    stages.add_argument(
-        "--word-table",
-        type=Path,
-        metavar="PATH",
-        help="frequency stage: word, beyond_score table (word_log_odds.parquet)",
-    )
-    stages.add_argument(
-        "--min-beyond-score",
-        type=finite,
-        metavar="SCORE",
-        help=f"frequency stage cut-off (default: {DEFAULTS.min_beyond_score})",
-    )
-    stages.add_argument(
-        "--min-blocked-share",
-        type=_min_k5_prob,
-        metavar="SHARE",
-        help="frequency stage: drop only when blocklisted tokens are at least SHARE of the words; "
-        "'released' = any blocklisted word drops (default: --artifacts DIR's filter_config.json, "
-        "else released)",
-    )
+    for name, option in stage_options().items():  # one flag per stage option, from its declaration
+        stages.add_argument(
+            option.flag,
+            dest=name,
+            type=option.parse,
+            choices=option.choices,
+            metavar=option.metavar,
+            help=option.help.replace("{default}", str(option.default)),
+        )
     _add_runner_options(p)
     return p
 

@@ -1,156 +1,179 @@
 """Stage names to stage objects, so `--stages aoa,symbolic` and a notebook build the same cascade.
 
-A stage joins by registering a factory that takes `StageOptions` and returns the stage:
+A stage joins by declaring a `StageSpec` in its own module (littlekit.filter.base: its options,
+artifacts, label and keep rule on stored scores) and registering it once:
 
-    @register_stage("fasttext", "fastText grade classifier: keep __label__K5")
-    def _fasttext(options: StageOptions) -> Stage:
-        return FastTextStage(options.fasttext_model, min_k5_prob=options.fasttext_min_k5_prob)
+    SPEC = StageSpec(name="length", position=6, label="Length", description="...",
+                     build=lambda options: LengthStage(options.max_words),
+                     options=(Option("max_words", 2000, "...", parse=int, threshold=True),))
+    register_stage(SPEC)
 
-StageOptions carries every setting of every stage's constructor, each defaulting to the constant
-its stage module defines, so a factory builds a stage complete and nothing changes it afterwards;
-a new stage with new settings adds fields to StageOptions. Importing the stage modules here is
-cheap: none of them imports its heavy library (fastText, torch, transformers) before a stage is
-built, so naming `aoa,symbolic` never pays for (or breaks on) the models.
+Everything else reads the declaration: `StageOptions` gets the stage's settings (checked by each
+option's own check), `littlekit filter` a flag per option, filter_config.json the stage's
+thresholds, the artifacts directory its files, figures its label, and the out-of-fold checks and
+`apply_operating_point` its rule on stored scores. The published five register below, in cascade
+order. Importing a stage module is cheap: none imports its heavy library (fastText, torch,
+transformers) before a stage is built, so naming `aoa,symbolic` never pays for the models.
+
+A stage from another package can also register through the `littlekit.stages` entry point group
+(each entry point names a module whose import registers its stages).
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import importlib
+from collections.abc import Mapping, Sequence
+from importlib.metadata import entry_points
 from typing import Any
 
-from littlekit.filter.aoa import OOV_THRESHOLD, P95_MAX_AOA, AoAStage
-from littlekit.filter.base import Stage, check_probability
-from littlekit.filter.encoder import AGREEMENT_GATE, MIN_MAX_LENGTH, EncoderStage
-from littlekit.filter.encoder import BATCH_SIZE as ENCODER_BATCH_SIZE
-from littlekit.filter.encoder import MIN_K5_PROB as ENCODER_MIN_K5_PROB
-from littlekit.filter.fasttext import MIN_K5_PROB as FASTTEXT_MIN_K5_PROB
-from littlekit.filter.fasttext import FastTextStage
-from littlekit.filter.frequency import FrequencyStage
-from littlekit.filter.lexicon import DEFAULT_IMPUTE, IMPUTE_MODES, AoALexicon
-from littlekit.filter.symbolic import FAMILIES, SymbolicStage
-from littlekit.filter.word_table import MIN_BEYOND_SCORE
+from littlekit.filter import aoa, encoder, fasttext, frequency
+from littlekit.filter.base import Option, Stage, StageSpec
+from littlekit.filter.symbolic import stage as symbolic
 
-# options that are numbers (True is not 1: a bool read from a config file is refused)
-NUMBER_OPTIONS = (
-    "max_aoa",
-    "max_oov",
-    "fasttext_min_k5_prob",
-    "encoder_min_k5_prob",
-    "min_beyond_score",
-    "min_blocked_share",
-)
-ENCODER_GATES = ("agree", "all")  # agree: the paper's agreement gate; all: score every document
-GRADE_HEAD_MODES = ("auto", "none")  # auto: stage 3's grade head beside the model when there is one
+_SPECS: dict[str, StageSpec] = {}
+_OPTIONS: dict[str, tuple[Option, str]] = {}  # option name -> (declaration, its stage)
+_ENTRY_POINTS_LOADED = False
 
 
-@dataclass(frozen=True)
-class StageOptions:
-    """Settings for every registered stage; each factory reads the fields it needs."""
-
-    aoa_table: str | None = None  # csv/parquet with columns word, aoa; None = the embedded lemma table
-    aoa_impute: str = DEFAULT_IMPUTE  # Zipf imputation for words missing from the table
-    max_aoa: float = P95_MAX_AOA
-    max_oov: float = OOV_THRESHOLD
-    fasttext_model: str | None = None  # supervised fastText .bin with __label__K5/K8/K12/OOS
-    fasttext_min_k5_prob: float | None = FASTTEXT_MIN_K5_PROB  # None: released rule (top label K5)
-    encoder_model: str | None = None  # transformers classifier directory or Hub id (ModernBERT)
-    encoder_batch_size: int = ENCODER_BATCH_SIZE
-    encoder_max_length: int | None = None  # tokens read per document; None: the model's training length
-    encoder_attn_implementation: str | None = None  # eager, sdpa, flash_attention_2; None: by device
-    encoder_gate: str = "agree"  # run the encoder only where the fastText band = the AoA band
-    encoder_min_k5_prob: float | None = ENCODER_MIN_K5_PROB  # None: released rule (argmax K5)
-    encoder_grade_head: str = "auto"  # auto: the grade head beside the model decides; none: the argmax
-    device: str | None = None  # encoder device; None = cuda when available, else cpu
-    symbolic_families: tuple[str, ...] | None = None  # notation families checked; None: all of them
-    word_table: str | None = None  # frequency stage: word, beyond_score (word_log_odds.parquet)
-    min_beyond_score: float = MIN_BEYOND_SCORE
-    min_blocked_share: float | None = None  # frequency stage: None = any blocklisted word drops
-
-    def __post_init__(self) -> None:
-        for name in NUMBER_OPTIONS:
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
-                raise ValueError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-        batch = self.encoder_batch_size
-        if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
-            raise ValueError(f"encoder_batch_size must be a whole number, got {self.encoder_batch_size!r}")
-        if not 0.0 <= self.max_oov <= 1.0:
-            raise ValueError(f"max_oov must be a fraction between 0 and 1, got {self.max_oov}")
-        if not math.isfinite(self.max_aoa):
-            raise ValueError(f"max_aoa must be a finite number of years, got {self.max_aoa}")
-        if not math.isfinite(self.min_beyond_score):
-            raise ValueError(f"min_beyond_score must be finite, got {self.min_beyond_score}")
-        if self.min_blocked_share is not None and not 0.0 < self.min_blocked_share <= 1.0:
-            raise ValueError(f"min_blocked_share must be in (0, 1] or None, got {self.min_blocked_share}")
-        for name in ("fasttext_min_k5_prob", "encoder_min_k5_prob"):
-            check_probability(name, getattr(self, name))
-        if self.encoder_batch_size < 1:
-            raise ValueError(f"encoder_batch_size must be at least 1, got {self.encoder_batch_size}")
-        if self.encoder_max_length is not None and self.encoder_max_length < MIN_MAX_LENGTH:
+def register_stage(spec: StageSpec) -> StageSpec:
+    """Make `spec.name` buildable by build_stages, its options StageOptions fields and flags."""
+    if spec.name in _SPECS:
+        raise ValueError(f"stage {spec.name!r} is already registered")
+    for option in spec.options:
+        if option.name in _OPTIONS:
             raise ValueError(
-                f"encoder_max_length must be at least {MIN_MAX_LENGTH} tokens or None, "
-                f"got {self.encoder_max_length}"
+                f"stage {spec.name!r} declares option {option.name!r}, which stage "
+                f"{_OPTIONS[option.name][1]!r} already declares"
             )
-        if self.encoder_gate not in ENCODER_GATES:
-            raise ValueError(
-                f"encoder_gate must be one of {', '.join(ENCODER_GATES)}, got {self.encoder_gate!r}"
-            )
-        if self.encoder_grade_head not in GRADE_HEAD_MODES:
-            raise ValueError(
-                f"encoder_grade_head must be one of {', '.join(GRADE_HEAD_MODES)}, "
-                f"got {self.encoder_grade_head!r}"
-            )
-        if self.aoa_impute not in IMPUTE_MODES:
-            raise ValueError(f"aoa_impute must be one of {', '.join(IMPUTE_MODES)}, got {self.aoa_impute!r}")
-        if self.symbolic_families is not None:
-            # a tuple whatever it came as (a list read back from JSON, "equations,roots")
-            object.__setattr__(self, "symbolic_families", _families(self.symbolic_families))
+    for artifact in spec.artifacts:
+        if artifact.option not in {option.name for option in spec.options if option.path}:
+            raise ValueError(f"stage {spec.name!r}: artifact {artifact.path} fills no path option of its own")
+    _SPECS[spec.name] = spec
+    _OPTIONS.update({option.name: (option, spec.name) for option in spec.options})
+    return spec
 
 
-def _families(given: str | Iterable[str]) -> tuple[str, ...]:
-    names = [part.strip() for part in given.split(",")] if isinstance(given, str) else [*given]
-    names = [name for name in names if name]
-    unknown = [name for name in names if name not in FAMILIES]
-    if unknown or not names:
-        raise ValueError(f"symbolic_families must name at least one of {', '.join(FAMILIES)}; got {given!r}")
-    return tuple(names)
+def _load_entry_points() -> None:
+    """Import the modules other packages register stages from (once)."""
+    global _ENTRY_POINTS_LOADED
+    if not _ENTRY_POINTS_LOADED:
+        _ENTRY_POINTS_LOADED = True
+        for point in entry_points(group="littlekit.stages"):
+            importlib.import_module(point.value.split(":")[0])
 
 
-StageFactory = Callable[[StageOptions], Stage]
-_FACTORIES: dict[str, tuple[StageFactory, str]] = {}
+def stage_specs() -> dict[str, StageSpec]:
+    """Registered stages by name, in cascade order (their `position`)."""
+    _load_entry_points()
+    return dict(sorted(_SPECS.items(), key=lambda item: item[1].position))
 
 
-def register_stage(name: str, description: str = "") -> Callable[[StageFactory], StageFactory]:
-    """Decorator: make `name` buildable by build_stages."""
-
-    def add(factory: StageFactory) -> StageFactory:
-        if name in _FACTORIES:
-            raise ValueError(f"stage {name!r} is already registered")
-        _FACTORIES[name] = (factory, description)
-        return factory
-
-    return add
+def stage_spec(name: str) -> StageSpec:
+    """The declaration of a registered stage; KeyError naming the known ones."""
+    specs = stage_specs()
+    if name not in specs:
+        raise KeyError(f"unknown stage {name!r}; known stages: {', '.join(specs)}")
+    return specs[name]
 
 
 def known_stages() -> dict[str, str]:
     """Registered stage names, in cascade order of the published filter, with a line on each."""
-    return {name: description for name, (_, description) in _FACTORIES.items()}
+    return {name: spec.description for name, spec in stage_specs().items()}
+
+
+def stage_label(name: str) -> str:
+    """A stage's name in figures and tables (the paper's Figure 2 names); the name itself if unknown."""
+    spec = stage_specs().get(name)
+    return name if spec is None else spec.label
+
+
+def stage_options() -> dict[str, Option]:
+    """Every registered stage's option declarations by name, in cascade order."""
+    return {option.name: option for spec in stage_specs().values() for option in spec.options}
+
+
+def option_stage(option: str) -> str:
+    """The stage that declares an option."""
+    stage_specs()
+    return _OPTIONS[option][1]
+
+
+class StageOptions:
+    """Settings for every registered stage, each declared by its stage (`StageSpec.options`).
+
+    Built like a frozen dataclass: `StageOptions(max_aoa=10.0)`; an option not given takes its
+    declared default; each value passes its option's check once, here (ValueError naming it), and
+    an unknown name is a TypeError. Fields read as attributes (`options.max_aoa`); `as_dict()` and
+    `replace(**changes)` are the dataclass helpers. A pickled StageOptions (a datatrove worker's)
+    imports the modules of the stages it was built with before it is rebuilt.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, **given: Any) -> None:
+        declared = stage_options()
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            raise TypeError(f"unknown stage option(s) {', '.join(unknown)}; known: {', '.join(declared)}")
+        values = {
+            name: option.checked(given.get(name, option.default)) for name, option in declared.items()
+        }
+        object.__setattr__(self, "_values", values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return object.__getattribute__(self, "_values")[name]
+        except KeyError:
+            raise AttributeError(f"no stage option {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"StageOptions are frozen: use replace({name}=...)")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StageOptions) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(tuple((name, repr(value)) for name, value in self._values.items()))
+
+    def __repr__(self) -> str:
+        return "StageOptions(" + ", ".join(f"{k}={v!r}" for k, v in self._values.items()) + ")"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        modules = tuple(sorted({spec.build.__module__ for spec in stage_specs().values()}))
+        return _rebuild_options, (modules, self.as_dict())
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every option's value by name."""
+        return dict(self._values)
+
+    def replace(self, **changes: Any) -> StageOptions:
+        """A copy with some options changed (checked again)."""
+        return StageOptions(**{**self._values, **changes})
+
+
+def _rebuild_options(modules: tuple[str, ...], values: dict[str, Any]) -> StageOptions:
+    """A pickled StageOptions in another process: its values were checked where it was built."""
+    for module in modules:  # a stage registered outside littlekit registers on import
+        importlib.import_module(module)
+    unknown = sorted(set(values) - set(stage_options()))
+    if unknown:
+        names = ", ".join(unknown)
+        raise TypeError(f"unknown stage option(s) {names}: is the module declaring them importable?")
+    options = object.__new__(StageOptions)
+    object.__setattr__(options, "_values", dict(values))
+    return options
 
 
 def stage_names(spec: str | Sequence[str]) -> list[str]:
     """Validated stage names from "aoa,symbolic" or a list; ValueError names the known ones."""
+    known = stage_specs()
     names = [part.strip() for part in spec.split(",")] if isinstance(spec, str) else [*spec]
     names = [name for name in names if name]
     if not names:
-        raise ValueError(f"no stages given; known stages: {', '.join(_FACTORIES)}")
-    unknown = [name for name in names if name not in _FACTORIES]
+        raise ValueError(f"no stages given; known stages: {', '.join(known)}")
+    unknown = [name for name in names if name not in known]
     if unknown:
-        raise ValueError(
-            f"unknown stage {', '.join(map(repr, unknown))}; known stages: {', '.join(_FACTORIES)}"
-        )
+        raise ValueError(f"unknown stage {', '.join(map(repr, unknown))}; known stages: {', '.join(known)}")
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise ValueError(f"stage listed twice: {', '.join(repeated)}")
@@ -166,73 +189,31 @@ def build_stages(
         options = StageOptions()
     elif isinstance(options, Mapping):
         options = StageOptions(**options)
-    return [_FACTORIES[name][0](options) for name in names]
+    return [stage_spec(name).build(options) for name in names]
 
 
 def check_gate_order(names: Sequence[str], options: StageOptions | Mapping[str, Any] | None = None) -> None:
-    """ValueError (with the fix) when the encoder's agreement gate is on but the stages whose scores
-    it reads do not run before the encoder."""
-    if isinstance(options, Mapping):
+    """ValueError (with the fix) when a stage reads the scores of stages that do not run before it
+    (the encoder's agreement gate reads stage 1's and stage 2's)."""
+    if options is None:
+        options = StageOptions()
+    elif isinstance(options, Mapping):
         options = StageOptions(**options)
-    gate_on = options is None or options.encoder_gate == "agree"
-    if not gate_on or "encoder" not in names:
-        return
-    before = names[: list(names).index("encoder")]
-    missing = [name for name in AGREEMENT_GATE.requires if name not in before]
-    if missing:
-        raise ValueError(
-            f"the encoder's agreement gate (encoder_gate='agree', the default; --encoder-gate agree) reads "
-            f"the {' and '.join(AGREEMENT_GATE.requires)} scores, so {' and '.join(missing)} must run "
-            "before encoder: e.g. --stages aoa,fasttext,encoder, or score every document with "
-            "--encoder-gate all"
-        )
+    names = list(names)
+    specs = stage_specs()
+    for position, name in enumerate(names):
+        spec = specs.get(name)
+        if spec is None:  # a stage built by hand carries no declaration (nor registered gate)
+            continue
+        needed = spec.requires(options)
+        missing = [stage for stage in needed if stage not in names[:position]]
+        if missing:
+            raise ValueError(
+                f"the {name} stage reads the {' and '.join(needed)} scores, so {' and '.join(missing)} "
+                f"must run before {name}: {spec.requires_why}"
+            )
 
 
-def _required(value: str | None, stage: str, option: str) -> str:
-    if value is None:
-        flag = "--" + option.replace("_", "-")
-        raise ValueError(f"stage {stage!r} needs {option} (command line: {flag} PATH)")
-    return value
-
-
-@register_stage("aoa", "stage 1: 95th-percentile age of acquisition <= max_aoa, OOV share <= max_oov")
-def _aoa(options: StageOptions) -> Stage:
-    lexicon = AoALexicon.load(options.aoa_table, impute=options.aoa_impute)
-    return AoAStage(lexicon, max_aoa=options.max_aoa, max_oov=options.max_oov)
-
-
-@register_stage("fasttext", "stage 2: fastText grade classifier's top label is K5 (needs fasttext_model)")
-def _fasttext(options: StageOptions) -> Stage:
-    model = _required(options.fasttext_model, "fasttext", "fasttext_model")
-    return FastTextStage(model, min_k5_prob=options.fasttext_min_k5_prob)
-
-
-@register_stage(
-    "encoder", "stage 3: encoder (ModernBERT) grade classifier's argmax is K5 (needs encoder_model)"
-)
-def _encoder(options: StageOptions) -> Stage:
-    model = _required(options.encoder_model, "encoder", "encoder_model")
-    return EncoderStage(
-        model,
-        batch_size=options.encoder_batch_size,
-        max_length=options.encoder_max_length,
-        device=options.device,
-        attn_implementation=options.encoder_attn_implementation,
-        min_k5_prob=options.encoder_min_k5_prob,
-        grade_head=options.encoder_grade_head,
-        prior_gate=AGREEMENT_GATE if options.encoder_gate == "agree" else None,
-    )
-
-
-@register_stage("symbolic", "stage 4: no exponents, roots, logs, trigonometry, algebra or chemistry")
-def _symbolic(options: StageOptions) -> Stage:
-    return SymbolicStage(options.symbolic_families)
-
-
-@register_stage("frequency", "stage 5: blocklisted words (beyond_score >= min_beyond_score) below a share")
-def _frequency(options: StageOptions) -> Stage:
-    return FrequencyStage(
-        options.word_table,
-        min_beyond_score=options.min_beyond_score,
-        min_blocked_share=options.min_blocked_share,
-    )
+# the published filter's five stages, each declared in its own module
+for _spec in (aoa.SPEC, fasttext.SPEC, encoder.SPEC, symbolic.SPEC, frequency.SPEC):
+    register_stage(_spec)

@@ -8,7 +8,6 @@ import errno
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from littlekit.argtypes import UsageError
@@ -145,7 +144,7 @@ def write_report(
         "stages": report.stages,
         "artifacts": _str_or_none(args.artifacts),
         "executor": args.executor,
-        "options": asdict(options),
+        "options": options.as_dict(),
         "output": str(out),
         "rejected": _str_or_none(rejected),
         "seconds": round(seconds, 3),

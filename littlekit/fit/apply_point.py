@@ -1,7 +1,8 @@
 """A point applied to a released-rule cascade's stored outcomes, and the best point in hindsight.
 
 Both read `littlekit.filter.cascade.cascade_outcomes`' frame of a run at the released rules (the
-P(K5) of each classifier stage, stage 1's AoA, stage 5's blocked share) and score nothing again.
+P(K5) of each classifier stage, stage 1's AoA, stage 5's blocked share: what each stage's
+declaration keeps of its scores) and score nothing again.
 """
 
 from __future__ import annotations
@@ -13,69 +14,56 @@ import numpy as np
 import pandas as pd
 
 from littlekit.filter.cascade import DROPPED, KEPT
-from littlekit.filter.filter_config import CLASSIFIER_STAGES, OperatingPoint
+from littlekit.filter.filter_config import OperatingPoint
+from littlekit.filter.registry import stage_specs
 from littlekit.fit.thresholds import AOA_GRID
 
 
 def apply_operating_point(
     outcomes: pd.DataFrame, stages: Sequence[str], point: OperatingPoint | Mapping[str, float | None]
 ) -> pd.DataFrame:
-    """A released-rule cascade's outcomes re-decided under stricter P(K5) minimums, without re-scoring.
+    """A released-rule cascade's outcomes re-decided at a point's thresholds, without re-scoring.
 
-    `outcomes` is `littlekit.filter.cascade.cascade_outcomes`'s frame with `<stage>_p_k5` columns (the
-    P(K5) each classifier stage gave a passage; NaN where it did not score it) and must come from a
-    run with the released rules at those stages. A threshold only removes documents a stage kept,
-    and every later stage scores a document the same whatever came before, so the verdicts equal
-    those of the cascade built with the thresholds: a passage now leaves at the first classifier
-    stage (before its old exit) whose P(K5) is below its minimum, with reason
-    `<stage>_low_k5_prob`. A point's `min_blocked_share` (stage 5, which must be last and have run
-    at the released any-word rule) lets through the passages stage 5 dropped with a smaller share of
-    blocklisted tokens. Returns a copy with `status`, `stage`, `reason`, `kept`, `exit_index` updated.
+    `outcomes` is `littlekit.filter.cascade.cascade_outcomes`' frame (with the columns each stage's
+    declaration keeps of its scores) of a run at the released rules of the stages the point sets.
+    Each stage re-decides with its own rule on those columns (`StageSpec.outcome_keeps`), in
+    cascade order. A threshold that only removes documents a stage kept (a minimum P(K5), stage 1's
+    maximum AoA) gives the verdicts of the cascade built with it, since every later stage scores a
+    document the same whatever came before: such a passage now leaves at that stage, with the
+    stage's `drop_reason`. A threshold that lets through documents the released rule dropped (stage
+    5's `min_blocked_share`) needs that stage last: nothing after it scored them. `point`: an
+    OperatingPoint or a mapping option -> value. Returns a copy with `status`, `stage`, `reason`,
+    `kept`, `exit_index` updated.
     """
-    thresholds = point.options() if isinstance(point, OperatingPoint) else dict(point)
-    max_aoa = point.max_aoa if isinstance(point, OperatingPoint) else thresholds.pop("max_aoa", None)
+    if not isinstance(point, OperatingPoint):
+        point = OperatingPoint(**dict(point))
     frame = outcomes.copy()
-    if max_aoa is not None and "aoa" in stages:
-        if "aoa_p95" not in frame.columns:
-            raise KeyError("outcomes lack aoa_p95: run the cascade with cascade_outcomes")
-        position = list(stages).index("aoa")
-        high = (frame["exit_index"] > position) & (frame["aoa_p95"].astype(float) > max_aoa)
-        frame.loc[high, ["status", "stage", "reason"]] = [DROPPED, "aoa", "aoa_p95"]
-        frame.loc[high, "exit_index"] = position
-    for position, stage in enumerate(stages):
-        option = CLASSIFIER_STAGES.get(stage)
-        minimum = thresholds.get(option) if option else None
-        if minimum is None:
+    for position, name in enumerate(stages):
+        spec = stage_specs()[name]
+        thresholds = point.for_stage(name)
+        if not thresholds or spec.outcome_keeps is None:
             continue
-        column = f"{stage}_p_k5"
-        if column not in frame.columns:
-            raise KeyError(f"outcomes lack {column}: run the cascade with cascade_outcomes")
-        passed = frame["exit_index"] > position  # the stage kept it under the released rule
-        low = passed & (frame[column].astype(float) < minimum)
-        frame.loc[low, ["status", "stage", "reason"]] = [DROPPED, stage, f"{stage}_low_k5_prob"]
-        frame.loc[low, "exit_index"] = position
-    if isinstance(point, OperatingPoint):
-        share = point.min_blocked_share
-    else:
-        share = thresholds.pop("min_blocked_share", None)
-    if share is not None and "frequency" in stages:
-        frame = _keep_below_blocked_share(frame, list(stages), share)
+        if spec.loosens and position != len(stages) - 1:
+            raise ValueError(
+                f"{name}'s thresholds let through documents its released rule dropped; that applies "
+                f"to stored outcomes only with {name} last (no later stage scored them)"
+            )
+        reached = (frame["exit_index"] >= position).to_numpy()
+        kept = (frame["exit_index"] > position).to_numpy()
+        keeps = np.asarray(spec.outcome_keeps(frame, kept, thresholds), dtype=bool) & reached
+        now_dropped = kept & ~keeps
+        frame.loc[now_dropped, ["status", "stage", "reason"]] = [DROPPED, name, spec.drop_reason]
+        frame.loc[now_dropped, "exit_index"] = position
+        now_kept = keeps & ~kept
+        if now_kept.any():
+            if position != len(stages) - 1:
+                raise ValueError(
+                    f"{name}'s thresholds let through documents its released rule dropped; that applies "
+                    f"to stored outcomes only with {name} last (no later stage scored them)"
+                )
+            frame.loc[now_kept, ["status", "stage", "reason"]] = [KEPT, None, None]
+            frame.loc[now_kept, "exit_index"] = len(stages)
     frame["kept"] = frame["exit_index"] >= len(stages)
-    return frame
-
-
-def _keep_below_blocked_share(frame: pd.DataFrame, stages: list[str], share: float) -> pd.DataFrame:
-    """Stage 5 at a minimum blocklisted-token share, from a run at the released any-word rule: a
-    passage that rule dropped with a share below the minimum passes stage 5 instead. Stage 5 must
-    be the last stage (nothing after it scored the passage)."""
-    if stages[-1] != "frequency":
-        raise ValueError("a blocked-token share applies to stored outcomes only with frequency last")
-    if "frequency_blocked_share" not in frame.columns:
-        raise KeyError("outcomes lack frequency_blocked_share: run the cascade with cascade_outcomes")
-    below = frame["frequency_blocked_share"].astype(float) < share
-    passes = frame["reason"].eq("frequency_blocklist") & below
-    frame.loc[passes, ["status", "stage", "reason"]] = [KEPT, None, None]
-    frame.loc[passes, "exit_index"] = len(stages)
     return frame
 
 

@@ -36,9 +36,10 @@ import numpy as np
 import pandas as pd
 
 from littlekit.filter.filter_config import OperatingPoint
+from littlekit.filter.registry import stage_specs
 from littlekit.fit.labels import JUDGE_PREFIX, REWRITE_PREFIX, SOURCE_PREFIX, training_only
 from littlekit.fit.operating_point import _stage, out_of_fold_encoder, out_of_fold_fasttext
-from littlekit.fit.thresholds import MIN_KIND_BEYOND, TARGET_MIN_K5, kept_at, rates_of
+from littlekit.fit.thresholds import MIN_KIND_BEYOND, TARGET_MIN_K5, rates_of
 from littlekit.stats import wilson_interval
 from littlekit.text import shingles
 
@@ -209,54 +210,66 @@ def leave_one_corpus_out_encoder(
 # --- the check ----------------------------------------------------------------------------------
 
 
-def point_thresholds(
+def stage_thresholds(
     point: OperatingPoint | Mapping[str, float | None] | None,
-) -> tuple[float | None, float | None, float | None]:
-    """(fastText's minimum P(K5), the encoder's, stage 1's maximum AoA) of a point or a mapping of
-    `fasttext_min_k5_prob`, `encoder_min_k5_prob`, `max_aoa` (missing or None: the released rule)."""
-    if point is None:
-        return None, None, None
+) -> OperatingPoint:
+    """A point as an OperatingPoint: a mapping of threshold options (`fasttext_min_k5_prob`,
+    `encoder_min_k5_prob`, `max_aoa`, any registered stage's; missing or None: the released
+    rule), or None (the released rules). KeyError names an option no stage declares."""
     if isinstance(point, OperatingPoint):
-        return point.fasttext_min_k5_prob, point.encoder_min_k5_prob, point.max_aoa
-    unknown = set(point) - {"fasttext_min_k5_prob", "encoder_min_k5_prob", "max_aoa"}
-    if unknown:
-        raise KeyError(f"unknown thresholds {sorted(unknown)}")
-    return point.get("fasttext_min_k5_prob"), point.get("encoder_min_k5_prob"), point.get("max_aoa")
+        return point
+    try:
+        return OperatingPoint(**dict(point or {}))
+    except ValueError as error:
+        raise KeyError(f"unknown thresholds: {error}") from error
+
+
+def add_stage_scores(scores: pd.DataFrame, labels: pd.DataFrame, stage: Any) -> pd.DataFrame:
+    """`scores` with the columns a stage's rule on stored scores reads (`StageSpec.store`; a stage
+    without its own: `<name>_keeps`, its verdict), from a built stage (or a registered name) run on
+    each row's label text. A stage that learns nothing from labels (stage 4) gives as
+    out-of-corpus a verdict on a held-out corpus as stage 1; one whose declaration says
+    `out_of_corpus=False` (stage 5: its word table comes from pools of every corpus) does not:
+    say so where it is shown."""
+    stage = _stage(stage)
+    spec = stage_specs()[stage.name]
+    texts = labels.drop_duplicates("id").set_index("id")["text"]
+    rows = []
+    for text in scores["id"].map(texts):
+        values = stage.score(text)
+        rows.append(spec.stored(values, stage.decide(values)))
+    stored = pd.DataFrame(rows, index=scores.index)
+    return scores.assign(**{column: stored[column] for column in stored.columns})
 
 
 def add_symbolic_verdicts(
     scores: pd.DataFrame, labels: pd.DataFrame, symbolic: Any = "symbolic"
 ) -> pd.DataFrame:
-    """`scores` with `symbolic_keeps`: stage 4's verdict on each row's label text. Stage 4 learns
-    nothing from labels, so its verdict on a held-out corpus is as out-of-corpus as stage 1's."""
-    return scores.assign(symbolic_keeps=_verdicts(scores, labels, _stage(symbolic)))
+    """`scores` with `symbolic_keeps`: stage 4's verdict on each row's label text (`add_stage_scores`)."""
+    return add_stage_scores(scores, labels, symbolic)
 
 
 def add_frequency_verdicts(scores: pd.DataFrame, labels: pd.DataFrame, frequency: Any) -> pd.DataFrame:
     """`scores` with `frequency_keeps`: stage 5's verdict (a built `FrequencyStage`, its word table
-    and document rule) on each row's label text. Its word table comes from pools of every corpus,
-    so on a held-out corpus this verdict is not out of corpus: say so where it is shown."""
-    return scores.assign(frequency_keeps=_verdicts(scores, labels, frequency))
-
-
-def _verdicts(scores: pd.DataFrame, labels: pd.DataFrame, stage: Any) -> np.ndarray:
-    texts = labels.drop_duplicates("id").set_index("id")["text"]
-    return np.asarray([stage.decide(stage.score(text)).keep for text in scores["id"].map(texts)], dtype=bool)
+    and document rule) on each row's label text (`add_stage_scores`). Its word table comes from
+    pools of every corpus, so on a held-out corpus this verdict is not out of corpus."""
+    return add_stage_scores(scores, labels, frequency)
 
 
 def default_stages(scores: pd.DataFrame) -> tuple[str, ...]:
-    """The stages a frame of scores holds: aoa and fasttext, encoder when it has enc_pred, symbolic
-    when it has symbolic_keeps."""
-    stages = ("aoa", "fasttext", "encoder") if "enc_pred" in scores.columns else ("aoa", "fasttext")
-    return (*stages, "symbolic") if "symbolic_keeps" in scores.columns else stages
+    """The registered stages whose stored scores the frame holds (aoa and fasttext, encoder when it
+    has enc_pred, symbolic when it has symbolic_keeps, ...), in cascade order, leaving out the
+    stages whose verdict on a held-out corpus is not out of corpus (stage 5)."""
+    return tuple(
+        name
+        for name, spec in stage_specs().items()
+        if spec.out_of_corpus and all(column in scores.columns for column in spec.columns)
+    )
 
 
 def first_stage_mask(scores: pd.DataFrame, max_aoa: float | None = None) -> np.ndarray:
     """Whether stage 1 keeps each row: its verdict, and aoa_p95 <= max_aoa when that is set."""
-    keep = scores["first_stage_keeps"].to_numpy(dtype=bool).copy()
-    if max_aoa is not None:
-        keep &= scores["aoa_p95"].to_numpy(dtype=float) <= max_aoa
-    return keep
+    return stage_specs()["aoa"].keeps(scores, {"max_aoa": max_aoa})
 
 
 def corpus_keeps(
@@ -264,31 +277,17 @@ def corpus_keeps(
     point: OperatingPoint | Mapping[str, float | None] | None = None,
     stages: Sequence[str] | None = None,
 ) -> np.ndarray:
-    """Whether the stages (default `default_stages`) keep each row at the point's thresholds."""
-    ft_min, enc_min, max_aoa = point_thresholds(point)
+    """Whether the stages (default `default_stages`) keep each row at the point's thresholds: each
+    stage's own rule on stored scores (`StageSpec.keeps`) at the thresholds the point gives it."""
+    point = stage_thresholds(point)
     stages = tuple(default_stages(scores) if stages is None else stages)
-    unknown = set(stages) - {"aoa", "fasttext", "encoder", "symbolic", "frequency"}
+    specs = stage_specs()
+    unknown = set(stages) - set(specs)
     if unknown:
-        raise ValueError(
-            f"unknown stages {sorted(unknown)}; the scores hold aoa, fasttext, encoder, symbolic, frequency"
-        )
+        raise ValueError(f"unknown stages {sorted(unknown)}; registered: {', '.join(specs)}")
     keep = np.ones(len(scores), dtype=bool)
-    if "aoa" in stages:
-        keep &= first_stage_mask(scores, max_aoa)
-    if "fasttext" in stages:
-        keep &= kept_at(scores["pred"], scores["p_k5"], ft_min)
-    if "encoder" in stages:
-        if "enc_pred" not in scores.columns:
-            raise KeyError("the scores have no encoder columns: add them with leave_one_corpus_out_encoder")
-        keep &= kept_at(scores["enc_pred"], scores["enc_p_k5"], enc_min)
-    if "symbolic" in stages:
-        if "symbolic_keeps" not in scores.columns:
-            raise KeyError("the scores have no symbolic_keeps column: add it with add_symbolic_verdicts")
-        keep &= scores["symbolic_keeps"].to_numpy(dtype=bool)
-    if "frequency" in stages:
-        if "frequency_keeps" not in scores.columns:
-            raise KeyError("the scores have no frequency_keeps column: add it with add_frequency_verdicts")
-        keep &= scores["frequency_keeps"].to_numpy(dtype=bool)
+    for name in stages:
+        keep &= specs[name].keeps(scores, point.for_stage(name))
     return keep
 
 
@@ -361,7 +360,7 @@ def corpus_check(
     keep = corpus_keeps(scores, point, stages)
     rows_in = np.ones(len(scores), dtype=bool)
     if population == "first_stage":
-        rows_in = first_stage_mask(scores, point_thresholds(point)[2])
+        rows_in = first_stage_mask(scores, stage_thresholds(point).max_aoa)
     corpora = scores["corpus"].to_numpy(dtype=object)
     rows = {}
     for corpus in sorted(set(corpora)):

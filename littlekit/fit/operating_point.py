@@ -44,7 +44,6 @@ from littlekit.filter.filter_config import OperatingPoint
 
 # the folds, the keep rule and applying a point live in their own modules; their names stay importable here
 from littlekit.fit.apply_point import (  # noqa: F401
-    _keep_below_blocked_share,
     apply_operating_point,
     best_in_hindsight,
 )

@@ -15,6 +15,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 import pandas as pd
 
+from littlekit.filter.base import top_band_keeps
 from littlekit.grades import BANDS
 
 DEFAULT_TARGET = 0.01
@@ -33,12 +34,8 @@ AOA_GRID: tuple[float, ...] = tuple(11.75 - 0.25 * i for i in range(14))
 
 
 def kept_at(pred: Sequence[str], p_k5: Sequence[float], min_k5_prob: float | None) -> np.ndarray:
-    """The keep rule on stored scores: top band K5, and P(K5) >= min_k5_prob when it is set."""
-    keep = np.asarray(pred, dtype=object) == "K5"
-    if min_k5_prob is not None:
-        # >=: a row at the minimum is kept, so a threshold drops a row only by lying above it
-        keep &= np.asarray(p_k5, dtype=float) >= min_k5_prob
-    return keep
+    """The classifier stages' keep rule on stored scores (`littlekit.filter.base.top_band_keeps`)."""
+    return top_band_keeps(pred, p_k5, min_k5_prob)
 
 
 def keep_rates(frame: pd.DataFrame, min_k5_prob: float | None) -> dict[str, float]:

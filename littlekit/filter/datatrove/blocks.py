@@ -9,7 +9,6 @@ import math
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from datatrove.data import Document as DTDocument
@@ -90,7 +89,7 @@ def _cached_stage(name: str, options: StageOptions) -> tuple[Stage, float | None
     """The stage built once per process and options; with the seconds its build took, None when
     it came from the cache. Every task a worker process runs reuses it (datatrove unpickles a
     fresh pipeline per task, so the cache lives here, in the module, not on the block)."""
-    key = (name, json.dumps(asdict(options), sort_keys=True, default=str))
+    key = (name, json.dumps(options.as_dict(), sort_keys=True, default=str))
     stage = _STAGE_CACHE.get(key)
     if stage is not None:
         return stage, None
@@ -145,7 +144,7 @@ class LittleKitFilter(_CountedPerTask):
             (self.stage_name,) = stage_names([stage])
             self._stage = None
             self._options = resolved_options(options)  # what the worker builds the stage with
-            self.options = asdict(self._options)  # the run's manifest records these
+            self.options = self._options.as_dict()  # the run's manifest records these
         self.name = NAME_PREFIX + self.stage_name  # before super().__init__, which names the stats
         super().__init__(exclusion_writer, batch_size)
 

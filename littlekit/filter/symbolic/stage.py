@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from littlekit.filter.base import Decision, Stage
+from littlekit.filter.base import Decision, Option, Stage, StageSpec
 from littlekit.filter.symbolic.engine import characters_of
 from littlekit.filter.symbolic.rules import FAMILIES, MAX_MATCH_CHARS, _rules_for
 
@@ -81,3 +81,35 @@ class SymbolicStage(Stage):
         if family is None:
             return Decision(keep=True, scores=scores)
         return Decision(keep=False, reason=f"symbolic_{family}", scores=scores)
+
+
+# --- the stage's declaration (littlekit.filter.base.StageSpec) -----------------------------------
+
+
+def _families(name: str, given: str | Iterable[str]) -> tuple[str, ...]:
+    """A tuple of family names whatever it came as (a list read back from JSON, "equations,roots")."""
+    names = [part.strip() for part in given.split(",")] if isinstance(given, str) else [*given]
+    names = [family for family in names if family]
+    unknown = [family for family in names if family not in FAMILIES]
+    if unknown or not names:
+        raise ValueError(f"symbolic_families must name at least one of {', '.join(FAMILIES)}; got {given!r}")
+    return tuple(names)
+
+
+SPEC = StageSpec(
+    name="symbolic",
+    position=4,
+    label="Symbolic",
+    description="stage 4: no exponents, roots, logs, trigonometry, algebra or chemistry",
+    build=lambda options: SymbolicStage(options.symbolic_families),
+    options=(
+        Option(
+            "symbolic_families",
+            None,
+            f"symbolic stage: comma-separated notation families to check, of {','.join(FAMILIES)} "
+            "(default: all of them)",
+            metavar="LIST",
+            check=_families,
+        ),
+    ),
+)
