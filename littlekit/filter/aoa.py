@@ -150,6 +150,8 @@ def _build(options: Any) -> AoAStage:
 def _stored_keeps(frame: Any, thresholds: dict[str, Any]) -> np.ndarray:
     keep = frame["first_stage_keeps"].to_numpy(dtype=bool).copy()
     if thresholds.get("max_aoa") is not None:
+        if "aoa_p95" not in frame.columns:
+            raise KeyError("the scores have no aoa_p95 column, which a point's max_aoa reads")
         keep &= frame["aoa_p95"].to_numpy(dtype=float) <= thresholds["max_aoa"]
     return keep
 
@@ -224,7 +226,7 @@ SPEC = StageSpec(
         ),
     ),
     stored_keeps=_stored_keeps,
-    stored_columns=("first_stage_keeps", "aoa_p95"),
+    stored_columns=("first_stage_keeps",),  # and aoa_p95 when a point sets max_aoa
     store=lambda scores, decision: {"first_stage_keeps": decision.keep, "aoa_p95": scores.get("p95_aoa")},
     outcome_columns=_outcome_columns,
     outcome_keeps=_outcome_keeps,
