@@ -43,7 +43,7 @@ test: $(STAMP) chromium bytecode
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
 
 lint: $(STAMP)
-	$(BIN)/ruff check littlekit tests benchmarks book
+	$(BIN)/ruff check littlekit tests benchmarks book notebooks
 
 # Every page of the built book in headless Chromium: JavaScript errors, images, internal links,
 # search, code lines cut off; a screenshot per page in _build/check/.
