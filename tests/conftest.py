@@ -1,10 +1,20 @@
-"""Fixtures shared by several test modules."""
+"""Fixtures shared by several test modules, and the helper modules beside this file on sys.path.
+
+The tests live in folders that mirror the package (tests/filter/, tests/lm/, ...; tests/book/ for
+the notebooks and the book). The helpers stay here (train_data, judge_server, notebook_smoke,
+datatrove_job, toy_length_stage, ...) and import as top-level modules from every folder. Test
+files import in pytest's default mode (no __init__.py), so no two of them share a basename."""
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # One worker per core: each worker's torch, BLAS and the CLIs it starts keep to one thread,

@@ -1,4 +1,4 @@
-"""A datatrove filter run as its own process, for the kill-and-resume test (tests/test_resume.py).
+"""A datatrove filter run as its own process, for the kill-and-resume test (tests/filter/test_resume.py).
 
     python tests/datatrove_job.py INPUT_DIR WORK_DIR --tasks 8 --workers 2 --delay 0.02 [--stamp-pid]
 
@@ -6,7 +6,8 @@ Runs reader -> aoa -> symbolic -> writer over INPUT_DIR into WORK_DIR/{kept,reje
 `--delay` puts a pass-through step that sleeps that long per document before the writer, so a
 task takes long enough for the test to kill the run between two task completions.
 `--stamp-pid` puts one that writes the worker's process id into each document (`worker_pid`),
-so a test can tell which process ran which task (tests/test_datatrove_reliability.py).
+so a test can tell which process ran which task
+(tests/filter/test_datatrove_foreign_fields_and_stage_builds.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Add a notebook by appending (file name, tiny parameters) to NOTEBOOKS (a course exercise notebook:
 to EXERCISES, which run after every chapter). The filter's chapters run in `SMOKE_RUN` and the
 training chapters in `TRAIN_SMOKE_RUN`: two chains that read nothing of each other, so
-tests/test_notebooks.py and tests/test_notebooks_training.py run them on two workers at once.
+tests/book/test_notebooks.py and tests/book/test_notebooks_training.py run them on two workers at once.
 Outputs go to runs/pytest-smoke/ and runs/pytest-smoke-training/, never to a chapter's default run.
 """
 

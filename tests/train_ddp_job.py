@@ -1,4 +1,4 @@
-"""`littlekit train` runs for the 2-process test (tests/test_train_ddp.py), started under torchrun.
+"""`littlekit train` runs for the 2-process test (tests/lm/test_train_ddp.py), started under torchrun.
 
     torchrun --standalone --nproc_per_node 2 tests/train_ddp_job.py OUT_DIR -- TRAIN_ARGS...
 

@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_INPUTS = ("littlekit", "data", "pyproject.toml")
 # The chapters each chapter reads run products of (its "Reads" paragraph), by number. Kept by hand;
-# tests/test_run_order.py holds it to what the notebooks read and make (run_order.py derives it).
+# tests/book/test_run_order.py holds it to what the notebooks read and make (run_order.py derives it).
 UPSTREAM: dict[str, tuple[str, ...]] = {
     "01": (),
     "02": (),

@@ -1,7 +1,7 @@
 """The book's run order, derived from the notebooks' source: which chapters each notebook reads.
 
 `run_notebooks.UPSTREAM` is kept by hand; this module reads the same facts from the code so a test
-can hold the two together (tests/test_run_order.py).
+can hold the two together (tests/book/test_run_order.py).
 
 What a notebook *makes*: the product its `setup_chapter(run_name, "<product>", ...)` names, any
 `runs.folder(run, "<product>")` it calls, and every product whose path lies inside one of those

@@ -4,7 +4,7 @@ A word in the table gets its rated AoA. A word missing from it gets
 `intercept + slope * zipf`, with `zipf = wordfreq.zipf_frequency(word, "en")`, when that zipf
 is above zero; otherwise the word is out of vocabulary (OOV). The published coefficients are
 those of the released filter script (they are the least-squares fit on `AoA_Kup_lem` of the
-51,715-word file, n = 50,142, r = -0.453; tests/test_lexicon.py reproduces them);
+51,715-word file, n = 50,142, r = -0.453; tests/filter/test_lexicon.py reproduces them);
 `impute="fitted"` refits them on the loaded table and `impute="none"` turns imputation off.
 
 The default table is `data/aoa/aoa_lemma.csv`, the master file's lemma-propagated `AoA_Kup_lem`

@@ -7,7 +7,7 @@ paths (data, tokenizer, run directory) are never part of a preset.
 - ``book-pair``: the recipe the book trains its LittleLearner / UNFILTERED pair with, both alike.
   The values are the training notebook's parameter cell (model_size,
   seq_len, batch_size, max_steps, eval_every, muon_lr, adamw_lr, seed) as its training cell passes
-  them into TrainConfig (global_batch = micro_batch = batch_size); `tests/test_train_presets.py`
+  them into TrainConfig (global_batch = micro_batch = batch_size); `tests/lm/test_train_presets.py`
   reads both cells and fails when this preset and the notebook disagree.
 - ``paper-5b``: the paper's largest LittleLearner (Section 3.2: 5B parameters, ~80B training
   tokens) in the shape `littlekit launch` plans it by default: sequences of 4,096 tokens, 256 per

@@ -161,7 +161,7 @@ ACTIVATIONS = ("autocast", "bf16", "fused")
 def layer_activation_bytes(config: Qwen3Config, activations: str = "autocast") -> int:
     """Bytes one decoder layer saves for backward per token (SDPA/flash attention, no dropout).
 
-    Counted from the tensors autograd saves in transformers' Qwen3 (tests/test_model.py measures
+    Counted from the tensors autograd saves in transformers' Qwen3 (tests/lm/test_model.py measures
     them with saved-tensor hooks), with h hidden, d_attn = heads x head_dim, d_kv = KV heads x
     head_dim, i intermediate:
 

@@ -1,7 +1,7 @@
 """The course part of the book: a syllabus in the table of contents, and for every chapter an
 exercise notebook with learning goals, prerequisites, 2-4 exercises that each ask for a prediction
-and carry a collapsed solution that the book build executes (tests/test_notebooks.py and
-tests/test_notebooks_training.py run them with tiny parameters)."""
+and carry a collapsed solution that the book build executes (tests/book/test_notebooks.py and
+tests/book/test_notebooks_training.py run them with tiny parameters)."""
 
 from __future__ import annotations
 

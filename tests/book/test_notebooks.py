@@ -1,5 +1,5 @@
 """Smoke runs of the filter's chapters and their exercises (tests/notebook_smoke.py lists them),
-and the checks every notebook meets. The training chapters run in tests/test_notebooks_training.py."""
+and the checks every notebook meets. The training chapters run in tests/book/test_notebooks_training.py."""
 
 import pytest
 from notebook_smoke import (

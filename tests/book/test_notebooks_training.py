@@ -1,5 +1,5 @@
 """Smoke runs of the training chapters and their exercises (tests/notebook_smoke.py lists them):
-a chain of its own run, beside the filter's chapters in tests/test_notebooks.py."""
+a chain of its own run, beside the filter's chapters in tests/book/test_notebooks.py."""
 
 import pytest
 from notebook_smoke import TRAIN_SMOKE_RUN, in_run, run_without_errors

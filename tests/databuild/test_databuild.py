@@ -27,7 +27,7 @@ from littlekit.databuild.passages import assign_splits, author_key, split_proble
 from littlekit.databuild.standards import build_standards, ccss_code, ccss_grade, ngss_grade, ngss_subject
 from littlekit.grades import BANDS
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 PROSE = (
     "The little rabbit ran down the lane to see his friend the duck, who lived by the pond. "

@@ -24,7 +24,7 @@ from littlekit.evals.comta import (
 )
 from littlekit.lm.sizes import build_model
 
-FIXTURE = Path(__file__).parent / "fixtures" / "comta" / "CoMTA_fixture.json"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "comta" / "CoMTA_fixture.json"
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 

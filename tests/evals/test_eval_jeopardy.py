@@ -12,7 +12,7 @@ from train_data import tiny_qwen3
 from littlekit.evals import jeopardy as jp
 from littlekit.judge import JudgeCache, OpenAIChatBackend, read_labels
 
-FIXTURES = Path(__file__).parent / "fixtures" / "jeopardy"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "jeopardy"
 
 
 # ------------------------------------------------------------------------------------ loaders
@@ -262,7 +262,7 @@ def test_authored_set_is_complete_and_labelled():
     assert sel_counts["selected"] == len(frame)  # every category is a science category
     # every gold response survives its own grading
     assert all(jp.grade(r, r) for r in frame["response"])
-    assert json.loads((Path(__file__).parents[1] / "data" / jp.AUTHORED_DIR / "labels.jsonl")
+    assert json.loads((Path(__file__).parents[2] / "data" / jp.AUTHORED_DIR / "labels.jsonl")
                       .read_text().splitlines()[0])["band"] in {"K5", "K8", "K12"}
 
 
@@ -300,7 +300,7 @@ def test_label_clues_with_a_local_transformers_judge(tmp_path, one_thread):
 
 def newline_first(tokenizer):
     """A real tiny Qwen3 whose first choice is mostly a newline, as the nano models' is after
-    "Response:" (see tests/test_eval_generate.py)."""
+    "Response:" (see tests/evals/test_eval_generate.py)."""
     import torch
 
     model = tiny_qwen3(tokenizer, max_positions=1024).double()

@@ -17,7 +17,7 @@ from littlekit.evals import registry
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
-COMTA_FIXTURE = Path(__file__).parent / "fixtures" / "comta" / "CoMTA_fixture.json"
+COMTA_FIXTURE = Path(__file__).parents[1] / "fixtures" / "comta" / "CoMTA_fixture.json"
 BOOK = {"curriculum", "clear", "comta", "jeopardy", "mathcamps"}  # chapters 10-13
 
 

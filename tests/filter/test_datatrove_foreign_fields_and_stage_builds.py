@@ -324,7 +324,7 @@ def test_a_worker_pool_builds_each_stage_once_per_worker_process(tmp_path):
     local --workers 2` runs them): the builds per stage equal the processes that ran tasks."""
     tasks = 6
     shard_jsonl(DEMO, tmp_path / "in", tasks)
-    job = Path(__file__).with_name("datatrove_job.py")
+    job = Path(__file__).parents[1] / "datatrove_job.py"  # beside conftest.py
     command = [sys.executable, str(job), str(tmp_path / "in"), str(tmp_path / "run"), "--tasks", str(tasks)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run(

@@ -9,7 +9,7 @@ One case runs the real console entry point in a subprocess for its exit code.
 The record-level bad inputs (bad_json, not_object, missing_text_field, text_not_string,
 bad_encoding, empty_text, too_large, stage_error) are covered one by one in
 tests/test_cli.py::test_every_kind_of_bad_input_is_accounted_for and tests/test_io.py; the
-malformed-artifact lines in tests/test_artifacts.py::test_malformed_artifacts_are_named; the
+malformed-artifact lines in tests/filter/test_artifacts.py::test_malformed_artifacts_are_named; the
 command-line refusals (unknown stage, --max-aoa nan, ...) in
 tests/test_cli.py::test_bad_command_lines_give_one_line_and_exit_2. Here only a few of those
 kinds appear, in the "dirty" case, to tie them to the accounting of this table.
@@ -312,7 +312,7 @@ def jsonl_rows(path: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_filter_reliability(tmp_path, capsys, fasttext_model, case: Case):
+def test_filter_error_case(tmp_path, capsys, fasttext_model, case: Case):
     inputs = build_inputs(tmp_path, fasttext_model)
     if case.setup is not None:
         case.setup(inputs)

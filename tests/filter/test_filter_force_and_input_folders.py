@@ -6,7 +6,8 @@ the released rule, --aoa-table dropping the config's max_aoa unsaid, negative Ao
 all naming one missing model of two, Parquet ids turned into strings unsaid under --quiet).
 
 Each test runs `littlekit.cli.main([...])` on small real inputs made in tmp_path, as
-tests/test_filter_reliability2.py does; the datatrove runs are real local runs.
+tests/filter/test_filter_output_folders_and_input_errors.py does; the datatrove runs are real
+local runs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_filter_reliability2 import one_line, run_cli, shard_rows, tree, write_jsonl
+from test_filter_output_folders_and_input_errors import one_line, run_cli, shard_rows, tree, write_jsonl
 
 from littlekit.filter import registry
 from littlekit.filter.base import Decision, Stage, StageSpec

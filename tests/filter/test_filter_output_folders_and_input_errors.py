@@ -4,7 +4,7 @@ input nothing of which could be read, --workers past any sense, and the small on
 x.parquet, --in /dev/stdin, one bad line under --hf-dataset json, a full disk naming no file).
 
 Each test runs `littlekit.cli.main([...])` (or the console script, for stdin) on small real
-inputs made in tmp_path, as tests/test_filter_reliability.py does.
+inputs made in tmp_path, as tests/filter/test_filter_error_accounting.py does.
 """
 
 from __future__ import annotations

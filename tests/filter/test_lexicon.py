@@ -220,7 +220,7 @@ def test_coverage_counts_tokens_by_origin():
     assert coverage([], AoALexicon(TABLE))["n_tokens"] == 0
 
 
-EMBEDDED_AOA = Path(__file__).resolve().parent.parent / "data" / "aoa"
+EMBEDDED_AOA = Path(__file__).resolve().parents[2] / "data" / "aoa"
 AOA_51715 = EMBEDDED_AOA / "aoa_51715.csv"
 
 

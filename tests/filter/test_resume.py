@@ -27,7 +27,7 @@ from datatrove_job import run as run_in_process
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
 from littlekit.filter.datatrove_blocks import ResumeRefused, datatrove_report, shard_jsonl
 
-JOB = Path(__file__).with_name("datatrove_job.py")
+JOB = Path(__file__).parents[1] / "datatrove_job.py"  # beside conftest.py
 TASKS, WORKERS, DOCS_PER_TASK = 8, 2, 40
 DELAY = 0.015  # seconds per document: ~0.6 s per task
 BAD_LINES = [b"{not json\n", b'{"id": "blank", "text": "   "}\n', b'{"id": "no-text"}\n']

@@ -182,7 +182,7 @@ def test_linear_percentile_of_a_prefix_and_of_nothing():
 
 # --- acceptance: agreement with an independent re-implementation ---------------------------
 
-EMBEDDED = Path(__file__).resolve().parent.parent / "data"
+EMBEDDED = Path(__file__).resolve().parents[2] / "data"
 TOKEN = re.compile(r"\b[a-z]{2,}\b")
 
 

@@ -27,7 +27,7 @@ from littlekit.fit.operating_point import TUNED_WITH_JUDGE, label_groups, tuning
 from littlekit.judge import make_label, redact, text_sha256
 from littlekit.text import shingles
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def judge_record(i: int, text: str, band: str, corpus: str, **extra) -> dict:

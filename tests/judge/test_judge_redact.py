@@ -1,6 +1,7 @@
 """API keys: validation and stripping (`clean_api_key`, `read_api_key`) and the one scrubber
 every judge output goes through (`scrub`, `scrub_record`, the log filter)."""
 
+import base64
 import json
 import logging
 
@@ -175,3 +176,31 @@ def test_chapter_11s_judge_route_keeps_an_echoed_key_out(tmp_path, monkeypatch):
     for path in tmp_path.iterdir():
         data = path.read_bytes()
         assert not any(KEY[i : i + 8].encode() in data for i in range(len(KEY) - 7)), path.name
+
+
+def test_scrub_takes_out_url_userinfo_and_encoded_or_spaced_echoes(monkeypatch):
+    from judge_server import JudgeServer
+
+    from littlekit.judge.openai_backend import OpenAIChatBackend
+
+    monkeypatch.delenv(KEY_ENV, raising=False)  # no Authorization header
+    key = "sk-proj-Q7xW2mZ9pL4vR8tK3nB6"
+    redact._forget_all()
+    try:
+        redact.register(key)
+        assert redact.scrub("at https://user:hunter2pass@api.example.com/v1 now") == \
+            "at https://***@api.example.com/v1 now"  # fmt: skip
+        for echo in (key[::-1], base64.b64encode(key.encode()).decode(),
+                     base64.b64encode(b"x:" + key.encode()).decode(),
+                     base64.urlsafe_b64encode(b"ab" + key.encode()).decode(), " ".join(key),
+                     "  ".join(key[:12])):  # fmt: skip
+            scrubbed = redact.scrub(f"echo: {echo} end")
+            assert redact.MASK in scrubbed and scrubbed.startswith("echo: ") and scrubbed.endswith(" end")
+            assert key[:8] not in scrubbed.replace(" ", "") and echo not in scrubbed, echo
+        ordinary = "The cat sat on a mat. It is a big red dog, and so on to the end of the day."
+        assert redact.scrub(ordinary) == ordinary
+    finally:
+        redact._forget_all()
+    with JudgeServer() as server:
+        url = server.url.replace("http://", "http://me:hunter2pass@")
+        assert "hunter2pass" not in repr(OpenAIChatBackend(url, "m", api_key_env=KEY_ENV))

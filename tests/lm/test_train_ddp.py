@@ -24,7 +24,7 @@ from littlekit.lm.train import TrainConfig, train
 STEPS = 4
 SHAPE = {"seq_len": 32, "global_batch": 4, "max_steps": STEPS, "eval_every": 2, "size": "nano",
          "warmup_steps": 2, "cooldown_steps": 2}  # fmt: skip
-JOB = Path(__file__).with_name("train_ddp_job.py")
+JOB = Path(__file__).parents[1] / "train_ddp_job.py"  # beside conftest.py
 
 
 def read_metrics(run_dir: Path) -> list[dict]:

@@ -18,7 +18,7 @@ from littlekit.lm import launch, launch_command
 from littlekit.lm.presets import PRESETS, preset
 from littlekit.lm.train.config import TrainConfig, default_of
 
-CHAPTER_9 = Path(__file__).resolve().parents[1] / "notebooks" / "09_training.ipynb"
+CHAPTER_9 = Path(__file__).resolve().parents[2] / "notebooks" / "09_training.ipynb"
 BOOK_PRESET = "book-pair"  # chapter 9's
 PATHS = {"data", "tokenizer", "val_data", "run_dir"}  # per run, never in a preset
 

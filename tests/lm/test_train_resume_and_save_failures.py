@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_train_reliability2 import snapshot, tiny_config, train_argv
+from test_train_run_safety import snapshot, tiny_config, train_argv
 from train_data import make_train_data
 
 from littlekit.cli import main
