@@ -121,7 +121,7 @@ def _scores(
 def _max_aoa(name: str, value: Any) -> float:
     if not math.isfinite(check_number(name, value)):
         raise ValueError(f"max_aoa must be a finite number of years, got {value}")
-    return value
+    return float(value)
 
 
 def _point_max_aoa(name: str, value: Any) -> float:

@@ -306,5 +306,5 @@ def check_optional_probability(name: str, value: Any) -> float | None:
     if value is None:
         return None
     check_probability(name, check_number(name, value))
-    return value
+    return float(value)
 

@@ -304,7 +304,7 @@ def _build(options: Any) -> FrequencyStage:
 def _blocked_share(name: str, value: Any) -> float | None:
     if value is not None and not 0.0 < check_number(name, value) <= 1.0:
         raise ValueError(f"min_blocked_share must be in (0, 1] or None, got {value}")
-    return value
+    return None if value is None else float(value)
 
 
 def _outcome_keeps(frame: Any, kept: np.ndarray, thresholds: Mapping[str, Any]) -> np.ndarray:
