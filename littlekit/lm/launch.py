@@ -249,7 +249,7 @@ class Plan:
             activation_checkpointing=c.activation_checkpointing,
             save_every=self.save_every,
             eval_every=self.eval_every,
-            settings=dict(c.train_settings),
+            settings={"device": "cuda", **dict(c.train_settings)},  # a GPU plan never falls back to CPU
             extra=list(c.train_extra),
         )
 
@@ -560,7 +560,9 @@ def slurm_script(plan: Plan) -> str:
         "set -euo pipefail",
         *([f"cd {shlex.quote(not_an_option(c.workdir))}"] if c.workdir else []),
         *([f"source {shlex.quote(not_an_option(c.venv))}/bin/activate"] if c.venv else []),
-        "export HF_HUB_OFFLINE=1",
+        "export HF_HUB_OFFLINE=1 LITTLEKIT_DEBUG=1  # a failing rank prints its traceback",
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # less fragmentation at peak",
+        'ulimit -n "$(ulimit -Hn)"  # memory-mapped shards each hold a file descriptor',
         f"export OMP_NUM_THREADS={c.cpus_per_gpu}",
         'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)',
         f"MASTER_PORT={c.master_port}",

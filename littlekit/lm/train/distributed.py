@@ -41,6 +41,14 @@ def setup(config: TrainConfig) -> Dist:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     else:
         device = torch.device(config.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        # asked for a GPU: never train on the CPU instead (a 5B plan would run for years there)
+        build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+        raise ValueError(
+            f"--device {config.device} asks for a GPU, but torch {torch.__version__} ({build}) sees none: "
+            "install a CUDA build of torch on this machine (see the README's launch section) or pass "
+            "--device cpu"
+        )
     if device.type == "cuda":
         if device.index is None:
             device = torch.device("cuda", local_rank)
