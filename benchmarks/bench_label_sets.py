@@ -30,7 +30,7 @@ from littlekit import runs as runs_folder
 from littlekit.analysis.throughput import facts_line, machine_facts
 from littlekit.fit.generalisation import leave_one_corpus_out_fasttext, ranking_table
 from littlekit.fit.labels import load_labels, training_only
-from littlekit.fit.recipes import FastTextRecipe
+from littlekit.fit.recipe_fasttext import FastTextRecipe
 
 
 def k5_kept_at_beyond(frame: pd.DataFrame, beyond: float) -> tuple[float, float]:

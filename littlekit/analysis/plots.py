@@ -138,7 +138,7 @@ def grade_errorbars(
     """One line of percentages with 95% CI whiskers per model across grades K..8 (the paper's
     Figure 6 layout), a dashed line after grade 5; `by_grade` has model, grade, pass_at_k, low and
     high (`evals.mathcamps.accuracy_by`). Returns the grades drawn."""
-    from littlekit.curriculum.units import GRADE_ORDER
+    from littlekit.curriculum.registry import GRADE_ORDER
 
     present = set(by_grade["grade"].astype(str))
     grades = [g for g in GRADE_ORDER if g in present]

@@ -439,7 +439,7 @@ def datatrove_speedup(
     """Run the same cascade through datatrove's local executor once per worker count; time each.
 
     The input (`copies` copies of the jsonl `inp`) is sharded once into `tasks` files
-    (littlekit.filter.datatrove_blocks.shard_jsonl) and every run reads those shards into its own
+    (littlekit.filter.datatrove.shard_jsonl) and every run reads those shards into its own
     output and logging folders under `workdir` (a new temporary folder by default). Each
     worker builds its stages itself, so start-up is paid per worker: enlarge the input until it
     is small beside the work. `stage_seconds` (the stages' wall time inside the tasks, summed)
@@ -448,7 +448,7 @@ def datatrove_speedup(
     worker the caller must be a script guarded by `if __name__ == "__main__":` (the
     executor's workers re-import it).
     """
-    from littlekit.filter.datatrove_blocks import filter_with_datatrove, shard_jsonl
+    from littlekit.filter.datatrove import filter_with_datatrove, shard_jsonl
 
     if tasks < max(workers):
         raise ValueError(f"tasks ({tasks}) must be at least the largest worker count ({max(workers)})")
@@ -534,7 +534,8 @@ class BenchArtifacts:
         return f"word table from {n_k5:,} K5 and {len(labels) - n_k5:,} Beyond-K-5 default labels"
 
     def _encoder(self, out: Path) -> str:
-        from littlekit.fit.encoder import EncoderTrainConfig, train_tiny_encoder
+        from littlekit.fit.encoder import train_tiny_encoder
+        from littlekit.fit.encoder_training import EncoderTrainConfig
 
         labels = self.labels()
         train_tiny_encoder(labels, None, out, EncoderTrainConfig(epochs=1, max_steps=self.encoder_steps))

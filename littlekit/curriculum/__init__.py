@@ -12,7 +12,8 @@
 """
 
 from littlekit.curriculum.generate import generate, make_record, problem_seed
-from littlekit.curriculum.units import UNITS, Unit, all_units, select_units
+from littlekit.curriculum.registry import UNITS, Unit
+from littlekit.curriculum.units import all_units, select_units
 
 all_units()  # importing the package registers every unit, so UNITS is complete
 

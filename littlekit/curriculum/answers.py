@@ -1,7 +1,7 @@
 """Grading MathCAMPS answers: the rules of MathCAMPS' own grader, with its known slips fixed.
 
 It lives in the curriculum, below `littlekit.evals`, because the curriculum's audit grades every
-generated record with it; `littlekit.evals.answers` (the evaluations' graders) re-exports it.
+generated record with it; the evaluations import it from here.
 
 We follow `evaluate.py` of gpoesia/mathcamps (commit 2d601cbe: `extract_answer`,
 `infer_answer_extractor`, `grade_prediction`, `compare_floats`):

@@ -33,7 +33,8 @@ import sympy
 
 from littlekit.curriculum.answers import answer_in_statement, answer_kind, grade
 from littlekit.curriculum.formats import decimal_text, fraction_text, list_text, read_answer
-from littlekit.curriculum.units import UNITS, Unit, all_units
+from littlekit.curriculum.registry import UNITS, Unit
+from littlekit.curriculum.units import all_units
 
 # --- 1. re-derivation ------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """The unit catalogue: every registered unit, by band or by id, and its table.
 
 What a unit is and how one is declared (`Unit`, `Problem`, the `unit` decorator, `vocab`) lives in
-`littlekit.curriculum.registry`, below the unit modules that use it; it is re-exported here.
+`littlekit.curriculum.registry`, below the unit modules that use it; import them from there.
 """
 
 from __future__ import annotations
@@ -9,19 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from littlekit.curriculum.registry import (  # noqa: F401  (re-exported: the unit API's old home)
-    BANDS,
-    BASE_SYMBOLS,
-    FEATURES,
-    FORMAT_WORDS,
-    GRADE_ORDER,
-    UNITS,
-    Problem,
-    Unit,
-    register,
-    unit,
-    vocab,
-)
+from littlekit.curriculum.registry import BANDS, GRADE_ORDER, UNITS, Unit
 
 
 def _load() -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from littlekit import config, grades
-from littlekit.databuild.columns import (  # noqa: F401  (re-exported: each loader's columns)
+from littlekit.databuild.columns import (
     AOA_51715_COLUMNS,
     AOA_COLUMNS,
     ARC_COLUMNS,

@@ -2,7 +2,7 @@
 
 MathCAMPS answers (`grade`, `answer_kind`, `numbers`, ...): the rules of MathCAMPS' own grader
 with its known slips fixed, written out in `littlekit.curriculum.answers`, whose audit grades
-every generated record with them; they are re-exported here, where the evaluations read them.
+every generated record with them; import them from there.
 
 Jeopardy responses (`grade_response`, `littlekit.evals.jeopardy.grade`): the completion's first
 line, up to its first sentence end, is normalised (`normalise_answer`: lowercase, accents and HTML
@@ -19,31 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from littlekit.curriculum.answers import (
-    FRACTION_TOLERANCE,
-    KINDS,
-    LONG_DECIMALS,
-    MIN_DECIMALS_FOR_LONG,
-    Number,
-    answer_in_question,
-    answer_kind,
-    answer_line,
-    decimal_matches,
-    gold_value,
-    grade,
-    normalise,
-    numbers,
-    predicted_comparison,
-    significant_decimals,
-    value_matches,
-)
-
-__all__ = [
-    "HTML_TAG", "first_answer", "gold_variants", "grade_response", "normalise_answer",
-    "FRACTION_TOLERANCE", "KINDS", "LONG_DECIMALS", "MIN_DECIMALS_FOR_LONG", "Number", "answer_in_question",
-    "answer_kind", "answer_line", "decimal_matches", "gold_value", "grade", "normalise", "numbers",
-    "predicted_comparison", "significant_decimals", "value_matches",
-]
+__all__ = ["HTML_TAG", "first_answer", "gold_variants", "grade_response", "normalise_answer"]
 
 
 # --- Jeopardy responses ---------------------------------------------------------------------------

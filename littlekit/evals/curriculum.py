@@ -23,7 +23,7 @@ steps, answer, fmt)`; the prompt is that text up to where the answer begins: the
 `Answer:` (plain), `Reversed answer:` (reversed, whose digits the model writes backwards), or
 the statement and a newline (scratchpad, where the model writes the steps and the `Answer:` line
 itself). A completion is read back by the same format (`read_prediction`: reversed digits are
-put back in order with `formats.read_answer`) and graded by `evals.answers.grade`, the
+put back in order with `formats.read_answer`) and graded by `curriculum.answers.grade`, the
 MathCAMPS grader the curriculum's own audit holds every gold answer to.
 
 Any completion function `complete(prompts, n_samples) -> [[completion, ...], ...]` can be scored:
@@ -41,9 +41,9 @@ from typing import Any
 
 import pandas as pd
 
+from littlekit.curriculum.answers import grade
 from littlekit.curriculum.formats import ANSWER_PREFIX, FORMATS, REVERSED_PREFIX, read_answer
-from littlekit.curriculum.units import BANDS, Problem, Unit
-from littlekit.evals.answers import grade
+from littlekit.curriculum.registry import BANDS, Problem, Unit
 from littlekit.evals.seen import json_lines
 
 HELD_OUT_NAMESPACE = "heldout"

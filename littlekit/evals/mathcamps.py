@@ -7,7 +7,7 @@
   questions whose gold answer appears verbatim in the question (as a whole number: "7" inside
   "76" does not count, since the grader would not read it as 7), and standard 6.EE.B.7.
 - `prompt`: a base-model few-shot prompt ending in "Answer:"; `evaluate` samples completions with
-  `evals.generate`, grades each with `evals.answers.grade` and returns per question n and c,
+  `evals.generate`, grades each with `curriculum.answers.grade` and returns per question n and c,
   from which `evals.passk` gives pass@k per grade, band or standard.
 - `LEARNING_PATHS`: Figure 15's two CCSS prerequisite chains; `readability_table`: the K-5 vs
   Beyond readability parity check of C.2.1.
@@ -27,8 +27,8 @@ import pandas as pd
 from littlekit import paper
 from littlekit.argtypes import UsageError, non_negative, positive_int, top_p
 from littlekit.curriculum.answers import answer_in_question
+from littlekit.curriculum.answers import grade as grade_answer
 from littlekit.databuild.corpora import Root, load_mathcamps
-from littlekit.evals.answers import grade as grade_answer
 from littlekit.evals.benchmark import Benchmark, count_or_all, option
 from littlekit.evals.generate import BACKENDS, generate
 from littlekit.evals.passk import mean_pass_at_k, pass_at_k_curve

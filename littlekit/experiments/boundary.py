@@ -83,8 +83,8 @@ def analyze(record: dict[str, Any]) -> dict[str, Any]:
     """The analyzer's assessment of a question from the curriculum's own checks: quality q (1.0
     when the record re-derives and its answer grades, else 0.0), clear (no degenerate-problem
     reason) and answerable (a gold answer the grader can read)."""
+    from littlekit.curriculum.answers import grade
     from littlekit.curriculum.audit import degenerate_reasons, rederivation_problems
-    from littlekit.evals.answers import grade
 
     answer = str(record.get("answer") or "").strip()
     try:
@@ -151,7 +151,7 @@ def curriculum_teacher(record: dict[str, Any], k: int) -> dict[str, Any]:
     """Rollout k of the ideal teacher: the problem re-derived by its unit's generator and written
     in register TEACHER_REGISTERS[k % 2] (its steps and answer derived, not sampled)."""
     from littlekit.curriculum.generate import make_problem, to_record
-    from littlekit.curriculum.units import UNITS
+    from littlekit.curriculum.registry import UNITS
 
     unit = UNITS[record["unit"]]
     problem = make_problem(unit, record["seed"], record.get("sampling", "balanced"))

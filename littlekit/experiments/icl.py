@@ -154,7 +154,7 @@ def fitted_prompts(
     tokens plus the unit's `answer_room` exceed the context is shortened (see the module): the
     fullest of full explanation with N_SHOTS..0 shots, the explanation without its example, no
     explanation, that fits; a direct prompt that does not fit stays as it is."""
-    from littlekit.curriculum.units import UNITS
+    from littlekit.curriculum.registry import UNITS
 
     if condition not in CONDITIONS:
         raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")

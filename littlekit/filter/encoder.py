@@ -5,7 +5,7 @@ the released order K5, K8, K12, OOS (class 0 = K5, the class the released `filte
 
     EncoderStage("runs/default/artifacts/models/modernbert_grade")  # the embedded default's
                                                       #   artifacts: a pretrained all-MiniLM-L6-v2
-                                                      #   (BERT) whose top littlekit.fit.encoder trained
+                                                      #   (BERT) whose top littlekit.fit.encoder_top trained
     EncoderStage("path/to/models/modernbert_grade")   # the released filter's directory
     EncoderStage("answerdotai/ModernBERT-base")       # a Hub id (fine-tune it first: its head is new)
 
@@ -84,7 +84,7 @@ HEAD_REASON = "encoder_head_below"  # a document the grade head scores below its
 PROBE_TEXT = "The cat sat on the mat. We play with the big red ball in the park."
 REBUILD = (
     "rebuild it with `littlekit fit encoder --data DATA --out ARTIFACTS` "
-    "(or littlekit.fit.encoder.fine_tune), or copy the released models/modernbert_grade/ again"
+    "(or littlekit.fit.encoder_training.fine_tune), or copy the released models/modernbert_grade/ again"
 )
 
 # AoA band edges: the age (years) at the end of the band's last school grade. A pupil is about

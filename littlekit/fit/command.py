@@ -11,7 +11,7 @@
 
 The artifacts folder lives in a run folder (`--run`, default: the folder above `--out`), where
 the steps also keep what they hand to each other and their reports: the labels, stage 2's
-out-of-fold scores, stage 3's points (`littlekit.runs`). Every step is a `littlekit.fit.recipes`
+out-of-fold scores, stage 3's points (`littlekit.runs`). Every step is a `littlekit.fit.recipe_*`
 function, the same calls the book makes, so with the same seed `fit all` writes the same
 `filter_config.json` as the book's run.
 """

@@ -13,8 +13,9 @@ ModernBERT-base instead; with the Hub or a local copy that is one parameter away
 
 and the released `modernbert_grade/` directory needs no training at all: EncoderStage(path).
 
-The fine-tuning loop both recipes share is in `littlekit.fit.encoder_training`, the top of a
-pretrained BERT on frozen states in `littlekit.fit.encoder_top`; their names are importable here.
+The fine-tuning loop both recipes share is in `littlekit.fit.encoder_training` (`fine_tune`,
+`EncoderTrainConfig`), the top of a pretrained BERT on frozen states in `littlekit.fit.encoder_top`
+(`FrozenStates`, `train_top`, `resolve_encoder_base`); import them from there.
 """
 
 from __future__ import annotations
@@ -30,35 +31,7 @@ from littlekit.filter.encoder import LABELS, MAX_LENGTH, MODEL_INPUTS, save_labe
 if TYPE_CHECKING:  # annotations only: training takes DataFrames, but these modules never load pandas
     import pandas as pd
 
-from littlekit.fit.encoder_top import (  # noqa: F401
-    ENCODER_BASES,
-    MINILM,
-    TINY_MODERNBERT,
-    TOP_TRAIN_CONFIG,
-    FrozenStates,
-    _first_token_top_class,
-    _scores,
-    _stack_states,
-    _without_last_layer,
-    resolve_encoder_base,
-    top_probs,
-    train_top,
-)
-from littlekit.fit.encoder_training import (  # noqa: F401
-    TINY_MAX_LENGTH,
-    EncoderTrainConfig,
-    TrainResult,
-    _class_weights,
-    _fit,
-    _length_bucketed_batches,
-    _pad,
-    _param_groups,
-    _seed_everything,
-    band_ids,
-    evaluate,
-    fine_tune,
-    macro_f1,
-)
+from littlekit.fit.encoder_training import EncoderTrainConfig, TrainResult, fine_tune
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4 in this order
 # The embedded default's size: 1.4M parameters (1.0M of them the 8k-word embedding table).

@@ -99,7 +99,7 @@ def leave_one_corpus_out_fasttext(
 ) -> pd.DataFrame:
     """Every label scored by a fastText model trained on the labels of every other corpus.
 
-    `recipe`: a `littlekit.fit.recipes.FastTextRecipe` (its `hyper()` and seed). `corpora`: a
+    `recipe`: a `littlekit.fit.recipe_fasttext.FastTextRecipe` (its `hyper()` and seed). `corpora`: a
     corpus per label (default `label_corpora(labels)`). `first_stage`: "aoa" (the registry's AoA
     stage), a Stage, or None (no stage 1). Returns one row per label but the training-only ones (the
     rewrites), in `labels`' order: id, source, band, corpus, fold (one per corpus: the model that

@@ -42,48 +42,22 @@ import pandas as pd
 
 from littlekit.filter.filter_config import OperatingPoint
 
-# the folds, the keep rule and applying a point live in their own modules; their names stay importable here
-from littlekit.fit.apply_point import (  # noqa: F401
-    apply_operating_point,
-    best_in_hindsight,
-)
-from littlekit.fit.folds import (  # noqa: F401
-    COMMONCORETEXT_SOURCES,
-    DEFAULT_FOLDS,
-    GRADED_SOURCES,
-    INFORMATIONAL_PREFIX,
-    JUDGE_PREFIX,
-    TUNED_WITH_JUDGE,
-    TUNING_CHOICES,
-    TUNING_SOURCES,
-    _own_group,
-    grouped_folds,
-    label_groups,
-    tuning_sources,
-)
+# the folds, the keep rule and applying a point live in their own modules (folds, thresholds, apply_point)
+from littlekit.fit.folds import DEFAULT_FOLDS, grouped_folds, label_groups
 from littlekit.fit.labels import training_only
-from littlekit.fit.thresholds import (  # noqa: F401
-    AOA_GRID,
-    DEFAULT_MIN_PRECISION,
+from littlekit.fit.thresholds import (
     DEFAULT_TARGET,
-    MIN_KIND_BEYOND,
     STEP,
-    TARGET_MAX_BEYOND,
-    TARGET_MIN_K5,
     _precision_rows,
     _rule,
-    _threshold_keeping,
-    _threshold_precise,
     allowed_beyond,
     choose_min_k5_prob,
     keep_rates,
     kept_at,
     kind_rates,
     precision_of,
-    rates_by_source,
     rates_of,
     testable_kinds,
-    threshold_sweep,
 )
 from littlekit.progress import Progress, quiet
 
@@ -272,13 +246,9 @@ def out_of_fold_encoder(
     where not scored) and `enc_p_k5` (NaN there).
     """
     from littlekit.filter.encoder import LABELS, EncoderStage
-    from littlekit.fit.encoder import (
-        EncoderTrainConfig,
-        build_tiny_modernbert,
-        fine_tune,
-        top_probs,
-        train_top,
-    )
+    from littlekit.fit.encoder import build_tiny_modernbert
+    from littlekit.fit.encoder_top import top_probs, train_top
+    from littlekit.fit.encoder_training import EncoderTrainConfig, fine_tune
 
     config = config or EncoderTrainConfig(seed=seed)
     labels = labels.reset_index(drop=True)

@@ -15,17 +15,16 @@ from littlekit import runs
 from littlekit.filter.artifacts import artifact_path, artifact_problems
 from littlekit.filter.filter_config import OperatingPoint
 from littlekit.filter.grade_head import FILE_NAME as GRADE_HEAD_FILE
-from littlekit.fit.encoder import (
+from littlekit.fit.encoder import build_tiny_modernbert
+from littlekit.fit.encoder_top import (
     TINY_MODERNBERT,
     TOP_TRAIN_CONFIG,
-    EncoderTrainConfig,
     FrozenStates,
-    build_tiny_modernbert,
-    fine_tune,
     resolve_encoder_base,
     train_top,
 )
-from littlekit.fit.encoder_training import TrainResult
+from littlekit.fit.encoder_training import EncoderTrainConfig, TrainResult, fine_tune
+from littlekit.fit.folds import tuning_sources
 from littlekit.fit.generalisation import (
     add_symbolic_verdicts,
     corpus_of,
@@ -38,16 +37,11 @@ from littlekit.fit.labels import (
     WEB_SOURCES,
     split_labels,
 )
-from littlekit.fit.operating_point import (
-    AOA_GRID,
-    JointTuning,
-    choose_joint,
-    tune_joint,
-    tuning_sources,
-)
+from littlekit.fit.operating_point import JointTuning, choose_joint, tune_joint
 from littlekit.fit.points import DEFAULT_POINT, POINTS, PointRule
 from littlekit.fit.recipe_fasttext import FastTextRecipe
 from littlekit.fit.recipe_labels import HOLDOUT_FRACTION
+from littlekit.fit.thresholds import AOA_GRID
 
 OPERATING_RULES = ("pooled", "every-kind")
 # stage 3's report folder: both classifiers' out-of-fold scores of every label stage 1 passes (the

@@ -14,17 +14,13 @@ from littlekit import runs
 from littlekit.filter.artifacts import artifact_path
 from littlekit.filter.fasttext import FastTextStage
 from littlekit.fit.fasttext import DEFAULT_HYPER, train_fasttext
+from littlekit.fit.folds import label_groups, tuning_sources
 from littlekit.fit.labels import (
     DEFAULT_MAX_PER_BAND,
     WEB_SOURCES,
     split_labels,
 )
-from littlekit.fit.operating_point import (
-    Tuning,
-    label_groups,
-    tune_fasttext,
-    tuning_sources,
-)
+from littlekit.fit.operating_point import Tuning, tune_fasttext
 from littlekit.fit.points import DEFAULT_POINT, POINTS
 from littlekit.fit.recipe_labels import HOLDOUT_FRACTION, run_labels
 

@@ -30,12 +30,10 @@ from littlekit.fit.blocked_share import (
     cross_fitted_scores,
     reaching_stage5,
 )
+from littlekit.fit.folds import label_groups
 from littlekit.fit.labels import (
     informational_band,
     load_labels,
-)
-from littlekit.fit.operating_point import (
-    label_groups,
 )
 from littlekit.fit.pools import pool_frame, pool_texts
 from littlekit.fit.recipe_encoder import trained_max_length

@@ -19,10 +19,10 @@ from littlekit import config
 from littlekit.curriculum import all_units, select_units
 from littlekit.curriculum import audit as au
 from littlekit.curriculum import export as ex
+from littlekit.curriculum.answers import answer_in_statement, grade
 from littlekit.curriculum.formats import render
 from littlekit.curriculum.generate import (
     FIELDS,
-    answer_in_statement,
     generate,
     generate_unit,
     make_problem,
@@ -30,8 +30,8 @@ from littlekit.curriculum.generate import (
     problem_seed,
     to_record,
 )
-from littlekit.curriculum.units import GRADE_ORDER, UNITS, check_standards
-from littlekit.evals.answers import grade
+from littlekit.curriculum.registry import GRADE_ORDER, UNITS
+from littlekit.curriculum.units import check_standards
 
 PER_UNIT = 1000
 
@@ -273,7 +273,7 @@ def test_same_seed_same_records_and_each_seed_rebuilds_its_record():
 
 
 def test_answer_in_statement_agrees_with_mathcamps(scratchpads):
-    from littlekit.evals.mathcamps import answer_in_question
+    from littlekit.curriculum.answers import answer_in_question
 
     pairs = [(r["statement"], r["answer"]) for r in scratchpads[::11]]
     pairs += [("What is 7 + 76?", "7"), ("What is 0.7 + 2?", "7"), ("Round 350 to the nearest ten.", "350"),

@@ -6,7 +6,7 @@ import json
 
 from littlekit.cli import main
 from littlekit.curriculum.generate import FIELDS
-from littlekit.curriculum.units import GRADE_ORDER
+from littlekit.curriculum.registry import GRADE_ORDER
 
 
 def read(path):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from littlekit.curriculum import UNITS, all_units
 from littlekit.curriculum import audit as au
+from littlekit.curriculum.answers import grade
 from littlekit.curriculum.arithmetic import (
     PLACES,
     add_columns,
@@ -33,7 +34,6 @@ from littlekit.curriculum.formats import (
 )
 from littlekit.curriculum.generate import make_record
 from littlekit.curriculum.sampling import Draw, carry_patterns
-from littlekit.evals.answers import grade
 
 # No example database: a run leaves nothing behind in the checkout (.hypothesis/ is not ignored).
 SETTINGS = settings(

@@ -12,9 +12,9 @@ import pytest
 from littlekit.databuild import write_manifest
 from littlekit.databuild.aoa import kuperman_table, lemma_table
 from littlekit.databuild.chunking import MAX_WORDS, MIN_WORDS, chunk_paragraphs, count_words, spread_sample
+from littlekit.databuild.columns import INFORMATIONAL_COLUMNS
 from littlekit.databuild.common import BuildLog, rng
 from littlekit.databuild.copies import build_wordlists
-from littlekit.databuild.corpora import INFORMATIONAL_COLUMNS
 from littlekit.databuild.gutenberg import (
     book_passages,
     decode_book,

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from littlekit.evals.answers import answer_kind, answer_line, grade, numbers
+from littlekit.curriculum.answers import answer_kind, answer_line, grade, numbers
 
 # (completion, gold, correct)
 CASES = {

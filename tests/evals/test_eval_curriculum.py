@@ -13,10 +13,10 @@ from train_data import saved_curriculum_qwen3
 
 from littlekit.cli import main
 from littlekit.curriculum import all_units, generate, problem_seed, select_units
+from littlekit.curriculum.answers import answer_kind, gold_value, grade
 from littlekit.curriculum.export import write_jsonl
 from littlekit.curriculum.formats import decimal_text, fraction_text, render, reverse_digits
 from littlekit.evals import curriculum as ce
-from littlekit.evals.answers import answer_kind, gold_value, grade
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py

@@ -11,8 +11,8 @@ import pytest
 import torch
 from train_data import tiny_qwen3
 
+from littlekit.curriculum.answers import numbers
 from littlekit.evals import mathcamps as mc
-from littlekit.evals.answers import numbers
 from littlekit.evals.generate import generate
 from littlekit.evals.passk import pass_at_k
 from littlekit.lm.tokenizer import train_tokenizer

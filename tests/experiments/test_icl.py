@@ -10,7 +10,7 @@ from train_data import saved_curriculum_qwen3
 
 from littlekit.curriculum import select_units
 from littlekit.curriculum.formats import render
-from littlekit.curriculum.units import UNITS
+from littlekit.curriculum.registry import UNITS
 from littlekit.evals import curriculum as ce
 from littlekit.experiments import icl
 

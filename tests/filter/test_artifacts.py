@@ -177,7 +177,7 @@ def test_all_five_stages_from_a_directory_in_process_and_in_datatrove(tmp_path):
 
     import torch
 
-    from littlekit.filter.datatrove_blocks import build_datatrove_pipeline, datatrove_report, run_datatrove
+    from littlekit.filter.datatrove import build_datatrove_pipeline, datatrove_report, run_datatrove
     from littlekit.io import read_documents
 
     torch.set_num_threads(1)

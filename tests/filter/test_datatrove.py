@@ -22,7 +22,7 @@ from datatrove.executor import LocalPipelineExecutor, SlurmPipelineExecutor
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
 from littlekit.filter.base import Decision, Stage
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade
-from littlekit.filter.datatrove_blocks import (
+from littlekit.filter.datatrove import (
     ERROR_KEY,
     REASON_KEY,
     SCORES_KEY,
@@ -178,7 +178,7 @@ def test_filter_returns_true_or_false_with_reason_and_tags_the_document():
 
 
 def test_run_counts_stats_per_reason_and_writes_dropped_documents(tmp_path):
-    from littlekit.filter.datatrove_blocks import _writer
+    from littlekit.filter.datatrove.writers import make_writer as _writer
 
     block = LittleKitFilter(CountingStage(), exclusion_writer=_writer(tmp_path, "text", "id", "gzip"))
     kept = list(block.run(iter(docs("a cat", "a very long text indeed", "a dog", "boom")), rank=3))
@@ -409,7 +409,7 @@ def test_slurm_submission_script_and_the_pickled_job_that_runs_on_a_node(tmp_pat
 
 
 def test_filter_with_datatrove_returns_the_checked_report_of_a_local_run(tmp_path):
-    from littlekit.filter.datatrove_blocks import filter_with_datatrove
+    from littlekit.filter.datatrove import filter_with_datatrove
 
     inp = write_input(tmp_path / "in" / "docs.jsonl", n_demo=10)
     report = filter_with_datatrove(

@@ -18,9 +18,9 @@ from littlekit.cli import build_parser, main
 from littlekit.filter import encoder as encoder_module
 from littlekit.filter.aoa import OOV_THRESHOLD, P95_MAX_AOA, AoAStage
 from littlekit.filter.base import Decision, PriorGate, Stage
+from littlekit.filter.base import PriorGate as CascadePriorGate
 from littlekit.filter.cascade import DROPPED, KEPT, Cascade, decide_all
-from littlekit.filter.cascade import PriorGate as CascadePriorGate
-from littlekit.filter.datatrove_blocks import SCORES_KEY, LittleKitFilter
+from littlekit.filter.datatrove import SCORES_KEY, LittleKitFilter
 from littlekit.filter.encoder import (
     AGREEMENT_GATE,
     AgreementGate,

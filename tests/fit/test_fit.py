@@ -9,7 +9,7 @@ import pytest
 from littlekit.cli import main
 from littlekit.filter.artifacts import artifact_problems
 from littlekit.filter.filter_config import read_operating_point
-from littlekit.fit import recipes
+from littlekit.fit import recipe_fasttext
 from littlekit.fit.labels import load_labels
 
 pytest.importorskip("fasttext")
@@ -37,7 +37,7 @@ def test_labels_then_fasttext_write_the_released_layout_and_a_point(tmp_path, ca
     assert (out / "models" / "fasttext_grade.bin").is_file()
     assert (tmp_path / "run" / "fasttext" / "oof_scores.parquet").is_file()
     point = read_operating_point(out)
-    assert point is not None and point.target == recipes.FastTextRecipe().beyond_keep_target
+    assert point is not None and point.target == recipe_fasttext.FastTextRecipe().beyond_keep_target
     printed = capsys.readouterr().out
     assert "[1/1] fasttext" in printed and "out of fold" in printed
 
@@ -48,7 +48,7 @@ def test_the_fasttext_step_equals_the_recipe_called_directly(tmp_path):
     assert main(["fit", "labels", "--out", str(out), "--sample-per-band", "30"]) == 0
     assert main(["fit", "fasttext", "--out", str(out)]) == 0
     labels = load_labels(tmp_path / "run" / "labels" / "train_labels.jsonl")
-    tuning, _ = recipes.tune_fasttext_point(labels, recipes.FastTextRecipe())
+    tuning, _ = recipe_fasttext.tune_fasttext_point(labels, recipe_fasttext.FastTextRecipe())
     assert read_operating_point(out).fasttext_min_k5_prob == tuning.point.fasttext_min_k5_prob
 
 

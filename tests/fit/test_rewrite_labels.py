@@ -8,8 +8,8 @@ import argparse
 import pandas as pd
 import pytest
 
-from littlekit.fit import recipes
 from littlekit.fit.command import add_fit_parser, point_settings
+from littlekit.fit.folds import label_groups, tuning_sources
 from littlekit.fit.generalisation import corpus_of, leave_one_corpus_out_fasttext
 from littlekit.fit.labels import (
     DEFAULT_LABELS,
@@ -19,8 +19,9 @@ from littlekit.fit.labels import (
     split_labels,
     training_only,
 )
-from littlekit.fit.operating_point import label_groups, tuning_sources
 from littlekit.fit.points import DEFAULT_POINT, POINTS, point_rule
+from littlekit.fit.recipe_encoder import EncoderRecipe
+from littlekit.fit.recipe_fasttext import FastTextRecipe
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_leaving_a_corpus_out_trains_on_the_rewrites_but_scores_none_of_them(lab
         labels[labels["source"] == "llm-judge:web"].head(120),
         labels[labels["source"] == "llm-judge:simplewiki"].head(120),
     ], ignore_index=True)
-    scores = leave_one_corpus_out_fasttext(small, recipes.FastTextRecipe(epoch=1, dim=4), first_stage=None)
+    scores = leave_one_corpus_out_fasttext(small, FastTextRecipe(epoch=1, dim=4), first_stage=None)
     assert len(scores) == 240 and not training_only(scores["source"]).any()
 
 
@@ -86,7 +87,7 @@ def test_the_default_point_is_the_papers_error_rates():
     assert DEFAULT_POINT == "paper" and paper.beyond_keep_target == 0.025
     assert paper.target_confidence is None and paper.min_web_precision is None
     assert paper.operating_rule == "pooled" and paper.tune_on == "graded"
-    fasttext, encoder = recipes.FastTextRecipe(), recipes.EncoderRecipe()
+    fasttext, encoder = FastTextRecipe(), EncoderRecipe()
     assert fasttext.beyond_keep_target == 0.025
     assert fasttext.target_confidence is None and fasttext.min_web_precision is None
     assert (encoder.operating_rule, encoder.min_web_precision) == ("pooled", None)

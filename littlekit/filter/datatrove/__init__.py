@@ -65,8 +65,7 @@ replaces it as a whole once every task has completed (`outputs`).
 Layout: `blocks` (the filter blocks and the metadata keys they write), `readers`, `writers`,
 `pipeline` (the pipeline, its executor, `filter_with_datatrove`), `resume` (the run's manifest),
 `outputs` (which run an output folder belongs to) and `report` (the counts from the stats).
-`littlekit.filter.datatrove_blocks`, the module this package replaces, re-exports everything, so
-its imports and pickled references still resolve.
+Import the public names from here; the private ones from the submodule that defines them.
 """
 
 from __future__ import annotations
