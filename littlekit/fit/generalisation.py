@@ -242,20 +242,6 @@ def add_stage_scores(scores: pd.DataFrame, labels: pd.DataFrame, stage: Any) -> 
     return scores.assign(**{column: stored[column] for column in stored.columns})
 
 
-def add_symbolic_verdicts(
-    scores: pd.DataFrame, labels: pd.DataFrame, symbolic: Any = "symbolic"
-) -> pd.DataFrame:
-    """`scores` with `symbolic_keeps`: stage 4's verdict on each row's label text (`add_stage_scores`)."""
-    return add_stage_scores(scores, labels, symbolic)
-
-
-def add_frequency_verdicts(scores: pd.DataFrame, labels: pd.DataFrame, frequency: Any) -> pd.DataFrame:
-    """`scores` with `frequency_keeps`: stage 5's verdict (a built `FrequencyStage`, its word table
-    and document rule) on each row's label text (`add_stage_scores`). Its word table comes from
-    pools of every corpus, so on a held-out corpus this verdict is not out of corpus."""
-    return add_stage_scores(scores, labels, frequency)
-
-
 def default_stages(scores: pd.DataFrame) -> tuple[str, ...]:
     """The registered stages whose stored scores the frame holds (aoa and fasttext, encoder when it
     has enc_pred, symbolic when it has symbolic_keeps, ...), in cascade order, leaving out the
@@ -496,7 +482,7 @@ def out_of_fold_cascade(
         encoder_oof[["id", "enc_pred", "enc_p_k5"]], on="id", how="left"
     )
     scored = ~scores["first_stage_keeps"].astype(bool) | scores["enc_pred"].notna()
-    scores = add_symbolic_verdicts(scores[scored].reset_index(drop=True), labels)
+    scores = add_stage_scores(scores[scored].reset_index(drop=True), labels, "symbolic")
     keep = corpus_keeps(scores, point, ("aoa", "fasttext", "encoder", "symbolic"))
     corpus = labels.drop_duplicates("id").set_index("id")["corpus"]
     return scores[["id", "source", "band"]].assign(corpus=scores["id"].map(corpus).to_numpy(), kept=keep)

@@ -26,7 +26,7 @@ from littlekit.fit.encoder_top import (
 from littlekit.fit.encoder_training import EncoderTrainConfig, TrainResult, fine_tune
 from littlekit.fit.folds import tuning_sources
 from littlekit.fit.generalisation import (
-    add_symbolic_verdicts,
+    add_stage_scores,
     corpus_of,
     leave_one_corpus_out_encoder,
     leave_one_corpus_out_fasttext,
@@ -269,7 +269,7 @@ def leave_one_corpus_out_cascade(
     if fasttext_loco is None:
         fasttext_loco = leave_one_corpus_out_fasttext(labels, fasttext_recipe, first_stage="aoa")
     scores = leave_one_corpus_out_encoder(fasttext_loco, labels, recipe, start, train_config)
-    return add_symbolic_verdicts(scores, labels)
+    return add_stage_scores(scores, labels, "symbolic")
 
 
 def save_encoder_points(

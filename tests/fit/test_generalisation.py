@@ -291,7 +291,7 @@ def test_stage_four_verdicts_join_the_check_when_present():
         "id": ["a", "b"], "band": ["K5", "K8"], "corpus": ["c", "c"], "pred": ["K5", "K5"],
         "p_k5": [0.9, 0.9], "first_stage_keeps": [True, True], "aoa_p95": [5.0, 5.0],
     })
-    with_symbolic = gen.add_symbolic_verdicts(scores, labels)
+    with_symbolic = gen.add_stage_scores(scores, labels, "symbolic")
     assert with_symbolic["symbolic_keeps"].tolist() == [True, False]  # an equation to solve: stage 4
     assert gen.default_stages(with_symbolic) == ("aoa", "fasttext", "symbolic")
     assert gen.corpus_keeps(with_symbolic).tolist() == [True, False]
