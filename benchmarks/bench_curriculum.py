@@ -56,7 +56,7 @@ def cold() -> None:
 
 def full_audit(records) -> int:
     from littlekit.curriculum import audit
-    from littlekit.filter.symbolic import match_all
+    from littlekit.filter.symbolic.stage import match_all
 
     for record in records:  # verify_record already ran while generating
         audit.degenerate_reasons(record)
@@ -77,7 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.per_unit < 1 or args.repeats < 1:
         parser.error("--per-unit and --repeats must be at least 1")
-    from littlekit.curriculum import UNITS, audit, generate, select_units
+    from littlekit.curriculum import audit
+    from littlekit.curriculum.generate import generate
+    from littlekit.curriculum.registry import UNITS
+    from littlekit.curriculum.units import select_units
 
     print(facts_line(machine_facts(torch_threads=False)))
     units = select_units(args.units)

@@ -265,7 +265,7 @@ def completion(body: dict, content: str) -> dict:
 
 def quick_backend(server: JudgeServer, api_key_env: str, **options: Any):
     """A real OpenAI-style judge client on `server`: short timeout, one retry, no backoff."""
-    from littlekit.judge import OpenAIChatBackend
+    from littlekit.judge.openai_backend import OpenAIChatBackend
 
     settings = {"api_key_env": api_key_env, "timeout": 5.0, "max_retries": 1, "backoff_base": 0.0} | options
     return OpenAIChatBackend(server.url, "test-judge", **settings)

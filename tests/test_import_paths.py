@@ -18,10 +18,7 @@ PKG = ROOT / "littlekit"
 
 # package -> why its __init__.py may re-export its submodules' names
 FACADES = {
-    "littlekit.judge": "the judge's public API (prompts, clients, labelling) in one import",
     "littlekit.lm.train": "the training entry points (config, loop, launch) in one import",
-    "littlekit.curriculum": "the curriculum's public API (units, generation, export) in one import",
-    "littlekit.filter.symbolic": "the symbolic stage, its rules and patterns in one import",
     "littlekit.filter.datatrove": "the datatrove blocks, pipeline and report in one import",
 }
 

@@ -90,7 +90,8 @@ def nano_lm(texts: list[str], vocab_size: int, seed: int = 0):
 def saved_curriculum_qwen3(folder: Path, fmt: str, max_positions: int = 256) -> Path:
     """A random tiny Qwen3 over a BPE trained on curriculum texts in `fmt`, saved with its tokenizer
     (save_pretrained) in `folder`: a model directory any loader of a path or Hub id takes."""
-    from littlekit.curriculum import all_units, generate
+    from littlekit.curriculum.generate import generate
+    from littlekit.curriculum.units import all_units
 
     texts = [r["text"] for r in generate(all_units(), 4, seed=0, fmt=fmt)]
     tokenizer = train_tokenizer(texts, vocab_size=400)

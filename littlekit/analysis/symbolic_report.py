@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from littlekit.filter.symbolic import FAMILIES, MAX_MATCH_CHARS, RULES, match_spans
+from littlekit.filter.symbolic.rules import FAMILIES, MAX_MATCH_CHARS, RULES
+from littlekit.filter.symbolic.stage import match_spans
 from littlekit.grades import normalise_grade
 from littlekit.stats import share_table
 

@@ -1,6 +1,7 @@
 """A SymPy-verified K-8 math curriculum: problems tied to Common Core standards, derived, not asserted.
 
-    from littlekit.curriculum import generate, select_units
+    from littlekit.curriculum.generate import generate
+    from littlekit.curriculum.units import select_units
     records = generate(select_units("K5"), per_unit=100, seed=0, register="prose", fmt="scratchpad")
 
 `units` (the Unit declaration and registry), `k5_units` and `beyond_units` (the generators),
@@ -11,10 +12,8 @@
 (`littlekit curriculum`).
 """
 
-from littlekit.curriculum.generate import generate, make_record, problem_seed
-from littlekit.curriculum.registry import UNITS, Unit
-from littlekit.curriculum.units import all_units, select_units
 
-all_units()  # importing the package registers every unit, so UNITS is complete
+# Importing the package registers every unit, so code that reads registry.UNITS sees them all.
+import littlekit.curriculum.units as _units
 
-__all__ = ["UNITS", "Unit", "all_units", "generate", "make_record", "problem_seed", "select_units"]
+_units.all_units()

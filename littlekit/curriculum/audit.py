@@ -280,7 +280,8 @@ def review_log(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def symbolic_matrix(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per unit and register: the share of texts each stage-4 family matches, and the share the
     stage keeps (no family matches)."""
-    from littlekit.filter.symbolic import FAMILIES, match_all
+    from littlekit.filter.symbolic.rules import FAMILIES
+    from littlekit.filter.symbolic.stage import match_all
 
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for record in records:
@@ -309,7 +310,7 @@ def symbolic_matrix(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def family_problems(rows: Sequence[dict[str, Any]], register: str = "compact") -> list[str]:
     """Stage 4 must keep every K-5 text (any register); a Beyond unit's compact texts must match
     exactly the families it declares (each declared family at least once, no other family)."""
-    from littlekit.filter.symbolic import FAMILIES
+    from littlekit.filter.symbolic.rules import FAMILIES
 
     problems = []
     for row in rows:

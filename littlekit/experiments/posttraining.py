@@ -169,7 +169,8 @@ def curriculum_records(
     units: str, per_unit: int, seed: int, registers: Sequence[str]
 ) -> list[dict[str, Any]]:
     """`per_unit` verified scratchpad problems of every unit of `units` in each register."""
-    from littlekit.curriculum import generate, select_units
+    from littlekit.curriculum.generate import generate
+    from littlekit.curriculum.units import select_units
 
     return [
         record

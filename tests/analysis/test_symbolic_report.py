@@ -20,7 +20,8 @@ from littlekit.analysis.symbolic_report import (
     spans_frame,
     time_scoring,
 )
-from littlekit.filter.symbolic import FAMILIES, RULES, SymbolicStage
+from littlekit.filter.symbolic.rules import FAMILIES, RULES
+from littlekit.filter.symbolic.stage import SymbolicStage
 
 TEXTS = [
     "Sam has 3 cats and 8 + 6 = 14.",

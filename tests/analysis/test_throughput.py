@@ -23,7 +23,7 @@ from littlekit.analysis.throughput import (
 )
 from littlekit.filter.aoa import AoAStage
 from littlekit.filter.frequency import FrequencyStage
-from littlekit.filter.symbolic import SymbolicStage
+from littlekit.filter.symbolic.stage import SymbolicStage
 from littlekit.fit.fasttext import train_fasttext
 from littlekit.judge.cost import FINEWEB_EDU_DOCS, PAPER_TOTAL_USD
 

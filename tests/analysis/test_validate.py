@@ -7,7 +7,7 @@ from littlekit.analysis import validate as v
 from littlekit.databuild.corpora import load_standards
 from littlekit.filter.cascade import Cascade, cascade_outcomes
 from littlekit.filter.frequency import FrequencyStage
-from littlekit.filter.symbolic import SymbolicStage
+from littlekit.filter.symbolic.stage import SymbolicStage
 from littlekit.grades import beyond_label
 from littlekit.stats import wilson_interval
 

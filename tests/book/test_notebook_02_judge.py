@@ -19,7 +19,7 @@ from judge_server import JudgeServer, Status
 from littlekit import runs
 from littlekit.config import REPO_ROOT
 from littlekit.fit.labels import write_label_file
-from littlekit.judge import make_label
+from littlekit.judge.labels import make_label
 
 papermill = pytest.importorskip("papermill")
 

@@ -115,8 +115,9 @@ def test_records_are_written_as_they_are_made_not_held(tmp_path, capsys):
 
 
 def test_the_shuffled_orders_are_mixtures_order_made_a_record_at_a_time():
-    from littlekit.curriculum import export, generate, select_units
-    from littlekit.curriculum.generate import record_at
+    from littlekit.curriculum import export
+    from littlekit.curriculum.generate import generate, record_at
+    from littlekit.curriculum.units import select_units
 
     units = select_units("all")
     for order in ("unit", "uniform", "curriculum"):

@@ -19,8 +19,9 @@ import time
 import pytest
 
 from littlekit.cli import main
-from littlekit.curriculum import all_units, generate
 from littlekit.curriculum.export import write_jsonl
+from littlekit.curriculum.generate import generate
+from littlekit.curriculum.units import all_units
 
 
 def run_cli(capsys, *argv) -> tuple[int, str, str]:

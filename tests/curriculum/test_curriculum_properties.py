@@ -11,7 +11,6 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from littlekit.curriculum import UNITS, all_units
 from littlekit.curriculum import audit as au
 from littlekit.curriculum.answers import grade
 from littlekit.curriculum.arithmetic import (
@@ -33,7 +32,9 @@ from littlekit.curriculum.formats import (
     reverse_digits,
 )
 from littlekit.curriculum.generate import make_record
+from littlekit.curriculum.registry import UNITS
 from littlekit.curriculum.sampling import Draw, carry_patterns
+from littlekit.curriculum.units import all_units
 
 # No example database: a run leaves nothing behind in the checkout (.hypothesis/ is not ignored).
 SETTINGS = settings(

@@ -11,7 +11,7 @@ import pytest
 from littlekit.databuild import corpora
 from littlekit.databuild.common import BuildLog
 from littlekit.databuild.k5_rewrites import build_k5_rewrites
-from littlekit.judge import text_sha256
+from littlekit.judge.labels import text_sha256
 
 
 def rewrite(source_id: str, text: str, corpus: str = "dclm", **extra) -> dict:

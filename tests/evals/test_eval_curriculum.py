@@ -12,10 +12,11 @@ import pytest
 from train_data import saved_curriculum_qwen3
 
 from littlekit.cli import main
-from littlekit.curriculum import all_units, generate, problem_seed, select_units
 from littlekit.curriculum.answers import answer_kind, gold_value, grade
 from littlekit.curriculum.export import write_jsonl
 from littlekit.curriculum.formats import decimal_text, fraction_text, render, reverse_digits
+from littlekit.curriculum.generate import generate, problem_seed
+from littlekit.curriculum.units import all_units, select_units
 from littlekit.evals import curriculum as ce
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

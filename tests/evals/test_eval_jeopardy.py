@@ -10,7 +10,9 @@ from judge_server import JudgeServer
 from train_data import tiny_qwen3
 
 from littlekit.evals import jeopardy as jp
-from littlekit.judge import JudgeCache, OpenAIChatBackend, read_labels
+from littlekit.judge.cache import JudgeCache
+from littlekit.judge.labels import read_labels
+from littlekit.judge.openai_backend import OpenAIChatBackend
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "jeopardy"
 

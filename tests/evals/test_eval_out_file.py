@@ -19,8 +19,9 @@ import pytest
 from train_data import saved_curriculum_qwen3
 
 from littlekit.cli import main
-from littlekit.curriculum import all_units, generate
 from littlekit.curriculum.export import write_jsonl
+from littlekit.curriculum.generate import generate
+from littlekit.curriculum.units import all_units
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -9,7 +9,8 @@ import os
 import pytest
 from train_data import saved_curriculum_qwen3
 
-from littlekit.curriculum import generate, select_units
+from littlekit.curriculum.generate import generate
+from littlekit.curriculum.units import select_units
 from littlekit.experiments import boundary as be
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from littlekit.curriculum import select_units
+from littlekit.curriculum.units import select_units
 from littlekit.evals import curriculum as ce
 from littlekit.experiments import boundary as be
 

@@ -8,9 +8,9 @@ import os
 import pytest
 from train_data import saved_curriculum_qwen3
 
-from littlekit.curriculum import select_units
 from littlekit.curriculum.formats import render
 from littlekit.curriculum.registry import UNITS
+from littlekit.curriculum.units import select_units
 from littlekit.evals import curriculum as ce
 from littlekit.experiments import icl
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from littlekit.curriculum import select_units
 from littlekit.curriculum.registry import UNITS
+from littlekit.curriculum.units import select_units
 from littlekit.evals import curriculum as ce
 from littlekit.experiments import icl
 from littlekit.experiments import posttraining as pt

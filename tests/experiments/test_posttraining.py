@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from train_data import saved_curriculum_qwen3
 
-from littlekit.curriculum import generate, select_units
 from littlekit.curriculum.formats import render
+from littlekit.curriculum.generate import generate
+from littlekit.curriculum.units import select_units
 from littlekit.evals import curriculum as ce
 from littlekit.experiments import posttraining as pt
 

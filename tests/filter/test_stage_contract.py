@@ -34,7 +34,8 @@ from littlekit.filter.frequency import FrequencyStage
 from littlekit.filter.lexicon import AoALexicon
 from littlekit.filter.registry import StageOptions, build_stages
 from littlekit.filter.runner import options_from_args
-from littlekit.filter.symbolic import FAMILIES, SymbolicStage
+from littlekit.filter.symbolic.rules import FAMILIES
+from littlekit.filter.symbolic.stage import SymbolicStage
 from littlekit.filter.word_table import MIN_BEYOND_SCORE
 from littlekit.io import Document
 

@@ -14,25 +14,18 @@ import pytest
 
 from littlekit import config
 from littlekit.analysis.throughput import best_cpu_seconds
-from littlekit.filter.symbolic import (
-    ADVERSARIAL_UNITS,
+from littlekit.filter.symbolic import engine
+from littlekit.filter.symbolic.adversarial import ADVERSARIAL_UNITS, adversarial_inputs, adversarial_text
+from littlekit.filter.symbolic.engine import _reach, gate_opens, needles
+from littlekit.filter.symbolic.rules import (
     DIGITS,
     FAMILIES,
     MAX_MATCH_CHARS,
     RULES,
-    SymbolicStage,
-    _reach,
-    adversarial_inputs,
-    adversarial_text,
-    engine,
-    first_match,
-    gate_opens,
     is_chemical_formula,
     is_formula_with_coefficient,
-    match_all,
-    match_spans,
-    needles,
 )
+from littlekit.filter.symbolic.stage import SymbolicStage, first_match, match_all, match_spans
 
 STAGE = SymbolicStage()
 

@@ -24,7 +24,8 @@ from littlekit.fit.labels import (
     load_labels,
     write_label_file,
 )
-from littlekit.judge import make_label, redact, text_sha256
+from littlekit.judge import redact
+from littlekit.judge.labels import make_label, text_sha256
 from littlekit.text import shingles
 
 DATA = Path(__file__).resolve().parents[2] / "data"

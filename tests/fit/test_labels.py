@@ -21,7 +21,7 @@ from littlekit.fit.labels import (
     write_label_file,
 )
 from littlekit.grades import BANDS
-from littlekit.judge import make_label, read_labels, text_sha256
+from littlekit.judge.labels import make_label, read_labels, text_sha256
 from littlekit.text import shingles
 
 MAX_PER_BAND = 1000

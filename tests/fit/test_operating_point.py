@@ -14,7 +14,7 @@ from littlekit.databuild import corpora
 from littlekit.filter import filter_config as fc
 from littlekit.filter.cascade import Cascade, cascade_outcomes
 from littlekit.filter.fasttext import FastTextStage
-from littlekit.filter.symbolic import SymbolicStage
+from littlekit.filter.symbolic.stage import SymbolicStage
 from littlekit.fit import operating_point as op
 from littlekit.fit import thresholds
 from littlekit.fit.apply_point import apply_operating_point, best_in_hindsight

@@ -7,18 +7,11 @@ import pandas as pd
 import pytest
 from judge_server import JudgeServer, Status
 
-from littlekit.judge import (
-    JudgeCache,
-    JudgePrompt,
-    OpenAIChatBackend,
-    annotate,
-    build_prompts,
-    iter_annotate,
-    make_label,
-    read_labels,
-    text_sha256,
-    write_labels,
-)
+from littlekit.judge.annotate import annotate, iter_annotate
+from littlekit.judge.cache import JudgeCache
+from littlekit.judge.labels import make_label, read_labels, text_sha256, write_labels
+from littlekit.judge.openai_backend import OpenAIChatBackend
+from littlekit.judge.prompts import JudgePrompt, build_prompts
 
 KEY_ENV = "LITTLEKIT_TEST_JUDGE_KEY"
 SECRET = "sk-annotate-secret-9f8e7d6c"

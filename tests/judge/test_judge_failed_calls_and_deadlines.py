@@ -13,18 +13,12 @@ from judge_server import Drip, JudgeServer, Status, quick_backend
 
 from littlekit.databuild import corpora
 from littlekit.fit.labels import write_label_file
-from littlekit.judge import (
-    BackendError,
-    JudgeCache,
-    JudgeRunError,
-    JudgeWarning,
-    OpenAIChatBackend,
-    annotate,
-    build_prompts,
-    check_judged,
-    make_label,
-    write_labels,
-)
+from littlekit.judge.annotate import JudgeRunError, JudgeWarning, annotate, check_judged
+from littlekit.judge.backends import BackendError
+from littlekit.judge.cache import JudgeCache
+from littlekit.judge.labels import make_label, write_labels
+from littlekit.judge.openai_backend import OpenAIChatBackend
+from littlekit.judge.prompts import build_prompts
 from littlekit.judge.voting import revote
 
 KEY_ENV = "LITTLEKIT_TEST_RELIABILITY_KEY"  # never set: no Authorization header

@@ -12,8 +12,10 @@ import torch  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: E402
 
-from littlekit.judge import BackendError, JudgePrompt, annotate  # noqa: E402
+from littlekit.judge.annotate import annotate  # noqa: E402
+from littlekit.judge.backends import BackendError
 from littlekit.judge.local_backend import TransformersBackend  # noqa: E402
+from littlekit.judge.prompts import JudgePrompt
 
 SENTENCES = [
     "The cat sat on the mat.",

@@ -17,20 +17,13 @@ import time
 import pytest
 from judge_server import Content, Json, JudgeServer, Raw, Stream, completion, quick_backend
 
-from littlekit.judge import (
-    BackendError,
-    Completion,
-    JudgeCache,
-    JudgePrompt,
-    JudgeWarning,
-    OpenAIChatBackend,
-    annotate,
-    check_judged,
-    text_sha256,
-)
-from littlekit.judge.backends import token_count
+from littlekit.judge.annotate import JudgeWarning, annotate, check_judged
+from littlekit.judge.backends import BackendError, Completion, token_count
+from littlekit.judge.cache import JudgeCache
 from littlekit.judge.cost import total_usage
-from littlekit.judge.openai_backend import MAX_RESPONSE_BYTES, parse_chat_response
+from littlekit.judge.labels import text_sha256
+from littlekit.judge.openai_backend import MAX_RESPONSE_BYTES, OpenAIChatBackend, parse_chat_response
+from littlekit.judge.prompts import JudgePrompt
 
 KEY_ENV = "LITTLEKIT_TEST_RELIABILITY3_KEY"  # never set: no Authorization header
 PROMPT = JudgePrompt("grade", "Answer with the grade band of the text: K5, K8, K12 or OOS.")

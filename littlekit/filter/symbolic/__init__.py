@@ -80,14 +80,3 @@ Layout: `patterns` (the regex pieces), `engine` (gates, anchors and `Rule`, the 
 listings) and `adversarial` (the megabyte strings of the linear-time checks). Every name stays
 importable from `littlekit.filter.symbolic`, as when all of this was one module.
 """
-
-from __future__ import annotations
-
-# Star imports: the regex pieces and gate sets (SP, NUM, DIGITS, ...) were importable from the
-# single module this package replaces, and notebooks and tests read them from here.
-from littlekit.filter.symbolic.adversarial import *  # noqa: F403
-from littlekit.filter.symbolic.engine import *  # noqa: F403
-from littlekit.filter.symbolic.engine import _reach  # noqa: F401  (the tests size windows with it)
-from littlekit.filter.symbolic.patterns import *  # noqa: F403
-from littlekit.filter.symbolic.rules import *  # noqa: F403
-from littlekit.filter.symbolic.stage import *  # noqa: F403
