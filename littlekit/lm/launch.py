@@ -6,7 +6,8 @@
 
 The plan (`make_plan`) counts the model's parameters and training FLOPs (littlekit.lm.sizes), checks
 the configuration (batch divisible by GPUs x micro batch, sequence length within the model's
-positions, memory per GPU within the GPU's, at least one step) and estimates wall time and
+positions, the peak memory per GPU, with the optimizer step's temporaries, within the GPU's
+(`littlekit.lm.launch_memory`), at least one step) and estimates wall time and
 GPU-hours as FLOPs / (GPUs x peak x MFU). Every number it assumes is printed with it. The
 paper's 5B run is the check: pretrained for 100 h on 8 B200 (section 3.2) towards an 80B-token
 target (sections 3.3 and A.4; the corpus itself is 88B tokens). `paper_check` prints the MFU
@@ -42,12 +43,13 @@ from typing import Any
 from littlekit import __version__, paper
 from littlekit.argtypes import Parser, UsageError
 from littlekit.lm.launch_checks import not_an_option, script_problems, shell_join, train_arg_problems
+from littlekit.lm.launch_memory import MemoryPlan, memory_lines, memory_problem, plan_memory
 from littlekit.lm.sizes import (
     DEFAULT_VOCAB_SIZE,
+    GPU_PEAK_BF16,
     QWEN3_SIZES,
     RECIPES,
     flops_per_token,
-    memory_per_gpu,
     param_counts,
     qwen3_config,
 )
@@ -65,33 +67,35 @@ class GPU:
     source: str
 
 
-GPUS: dict[str, GPU] = {
+GPUS: dict[str, GPU] = {  # dense BF16 peaks from sizes.GPU_PEAK_BF16, which the trainer's MFU uses too
     "B200": GPU(
-        "B200",
-        2.25e15,
-        4.5e15,
-        180e9,
+        "B200", GPU_PEAK_BF16["B200"], 4.5e15, 180e9,
         "NVIDIA HGX B200 (1,000 W) datasheet figures halved from sparse to dense: 2.25 PFLOPS BF16, "
         "4.5 PFLOPS FP8; 1,440 GB HBM3e per 8 GPUs = 180 GB each (192 GB physical, ~179 GB usable)",
     ),
     "H100": GPU(
-        "H100",
-        989e12,
-        1979e12,
-        80e9,
+        "H100", GPU_PEAK_BF16["H100"], 1979e12, 80e9,
         "NVIDIA H100 SXM5 datasheet: 989 TFLOPS dense BF16, 1,979 TFLOPS dense FP8, 80 GB HBM3",
     ),
-}
+    "H200": GPU(
+        "H200", GPU_PEAK_BF16["H200"], 1979e12, 141e9,
+        "NVIDIA H200 SXM datasheet: 989 TFLOPS dense BF16, 1,979 TFLOPS dense FP8, 141 GB HBM3e",
+    ),
+}  # fmt: skip
 
 DEFAULT_MFU = 0.40  # our assumption: well-tuned dense-model training reaches 35-50% of BF16 peak
-MEMORY_HEADROOM = 0.10  # kept free for the CUDA context, NCCL buffers, workspaces, fragmentation
 TIME_MARGIN = 0.20  # the Slurm time limit is the estimate plus this fraction, rounded up to an hour
 JOB_SAVE_SHARE = 0.5  # last/ is saved at least this often, as a share of one job's time limit
 
 # The paper's 5B run: 100 h on 8 B200 (section 3.2); 80B training tokens (3.3, A.4), 88B corpus.
 _P = {k: paper.number(k).value for k in ("train_gpus", "train_hours", "train_tokens_low", "corpus_tokens")}
-PAPER_RUN = {"size": paper.number("largest_model").shown, "gpu": "B200", "n_gpus": int(_P["train_gpus"]),
-             "hours": _P["train_hours"], "tokens": (_P["train_tokens_low"], _P["corpus_tokens"])}
+PAPER_RUN = {
+    "size": paper.number("largest_model").shown,
+    "gpu": "B200",
+    "n_gpus": int(_P["train_gpus"]),
+    "hours": _P["train_hours"],
+    "tokens": (_P["train_tokens_low"], _P["corpus_tokens"]),
+}
 
 _SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 MAX_TOKENS = 10**15  # 1,000T: far beyond any corpus; a larger budget is a typo (1e30, an extra suffix)
@@ -221,7 +225,8 @@ class Plan:
     accumulation: int = 0
     train_tokens: int = 0
     total_flops: float = 0.0
-    memory: dict[str, int] = field(default_factory=dict)
+    memory: dict[str, int] = field(default_factory=dict)  # held through forward/backward (memory.parts)
+    memory_plan: MemoryPlan = field(default_factory=MemoryPlan)  # and the optimizer step, and the peak
     hours: float = 0.0
     gpu_hours: float = 0.0
     save_every: int = 0
@@ -339,16 +344,18 @@ def make_plan(config: LaunchConfig) -> Plan:
             f"token budget {c.tokens:,} is less than one step of {tokens_per_step:,} tokens "
             f"(global batch {c.global_batch} x seq {c.seq_len})"
         )
-    plan.memory = memory_per_gpu(
-        model,
-        c.world_size,
-        c.seq_len,
-        c.micro_batch,
-        recipe=c.parallel,
-        activation_checkpointing=c.activation_checkpointing,
-    )
+    optimizer = c.train_settings.get("optimizer", "muon")
+    if optimizer not in ("muon", "adamw"):
+        plan.problems.append(f"optimizer must be muon or adamw, got {optimizer!r}")
+        return plan
+    plan.memory_plan = plan_memory(
+        model, c.world_size, c.seq_len, c.micro_batch, c.global_batch, parallel=c.parallel,
+        activation_checkpointing=c.activation_checkpointing, optimizer=optimizer,
+    )  # fmt: skip
+    plan.memory = plan.memory_plan.parts
     if c.gpu in GPUS:
-        _check_memory(plan, GPUS[c.gpu])
+        if problem := memory_problem(plan.memory_plan, c.gpu, GPUS[c.gpu].memory_bytes):
+            plan.problems.append(problem)
         if 0.0 < c.mfu <= 1.0:
             plan.hours = estimate_hours(plan.total_flops, c.world_size, GPUS[c.gpu], c.mfu)
             plan.gpu_hours = plan.hours * c.world_size
@@ -413,22 +420,6 @@ def _check_saves(plan: Plan, limit: float, step_hours: float) -> None:
             f"{said}: last/ is saved every ~{hours:.3g} h of training, more than half of a job's time "
             f"limit {time_limit(plan)}: a job stopped at its limit loses up to that much training"
         )
-
-
-def _check_memory(plan: Plan, gpu: GPU) -> None:
-    usable = gpu.memory_bytes * (1.0 - MEMORY_HEADROOM)
-    need = plan.memory["total"]
-    if need <= usable:
-        return
-    hint = "try a smaller --micro-batch"
-    if not plan.config.activation_checkpointing:
-        hint += ", --activation-checkpointing"
-    if plan.config.parallel == "ddp":
-        hint += ", --parallel fsdp"
-    plan.problems.append(
-        f"estimated memory per GPU {need / 1e9:.1f} GB exceeds {usable / 1e9:.0f} GB "
-        f"({gpu.name} {gpu.memory_bytes / 1e9:.0f} GB less {MEMORY_HEADROOM:.0%} headroom): {hint}"
-    )
 
 
 def _check_time(plan: Plan) -> float | None:
@@ -574,18 +565,11 @@ def slurm_script(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def _gb(value: float) -> str:
-    return f"{value / 1e9:.1f}"
-
-
 def plan_lines(plan: Plan) -> list[str]:
     """The plan in a few lines, every assumption named."""
-    c, p, m = plan.config, plan.params, plan.memory
+    c, p = plan.config, plan.params
     gpu = GPUS[c.gpu]
     tokens_per_step = c.global_batch * c.seq_len
-    memory = ", ".join(f"{part} {_gb(m[part])}" for part in m if part != "total")
-    checkpointing = "with" if c.activation_checkpointing else "without"
-    checkpointing = f"--parallel {c.parallel}, {checkpointing} activation checkpointing"
     return [
         f"{c.size} on {c.tokens / 1e9:.2f}B tokens: {c.nodes} node(s) x {c.gpus_per_node} {gpu.name} "
         f"= {c.world_size} GPUs",
@@ -596,8 +580,7 @@ def plan_lines(plan: Plan) -> list[str]:
         f"({plan.train_tokens / 1e9:.2f}B tokens)",
         f"compute: {plan.flops_per_token:.3e} FLOPs/token (6N + 12·L·d_attn·seq, PaLM), "
         f"{plan.total_flops:.3e} FLOPs in all",
-        f"memory/GPU (GB, {checkpointing}): {memory}; total {_gb(m['total'])} "
-        f"of {_gb(gpu.memory_bytes)} ({MEMORY_HEADROOM:.0%} kept free)",
+        *memory_lines(plan.memory_plan, gpu.memory_bytes),
         f"time: {plan.hours:.1f} h wall, {plan.gpu_hours:,.0f} GPU-hours at an assumed MFU of "
         f"{c.mfu:.0%} of {gpu.peak_bf16 / 1e12:,.0f} TFLOPS dense BF16 per GPU; "
         f"Slurm limit {time_limit(plan)}; {_saves_line(plan)}",
@@ -667,7 +650,8 @@ def plan_table(
                 "non_embedding": plan.params.get("non_embedding", 0),
                 "flops_per_token": plan.flops_per_token,
                 "total_flops": plan.total_flops,
-                "memory_per_gpu_gb": plan.memory.get("total", 0) / 1e9,
+                "memory_per_gpu_gb": plan.memory.get("total", 0) / 1e9,  # forward/backward
+                "peak_memory_gb": plan.memory_plan.peak / 1e9,  # with the optimizer step's temporaries
                 "steps": plan.steps,
                 "hours": plan.hours,
                 "gpu_hours": plan.gpu_hours,

@@ -73,6 +73,10 @@ SIZE_SOURCES: dict[str, str] = {
 }
 NOMINAL_PARAMS: dict[str, float] = {"0.6B": 0.6e9, "1.3B": 1.3e9, "5B": 5.0e9}
 
+# Dense (no 2:4 sparsity) BF16 peak FLOP/s of the SXM parts by name, from NVIDIA's datasheets (the
+# B200's sparse figure halved); `littlekit launch` plans with them and the trainer reports MFU.
+GPU_PEAK_BF16: dict[str, float] = {"B200": 2.25e15, "H100": 989e12, "H200": 989e12}
+
 # Bytes per element; per vocabulary entry and token, bf16 logits and their fp32 log-softmax.
 BF16, FP32 = 2, 4
 LOGIT_BYTES = BF16 + FP32
@@ -224,6 +228,9 @@ class Recipe:
     autocast_copies: bool  # bf16 copies of the weights that autocast makes for the matmuls
     activations: str  # an ACTIVATIONS mode
     description: str
+    # how the Muon step orthogonalises: "stacked" (StackedMuon on plain tensors: every matrix of a
+    # shape at once) or "per_matrix" (torch's Muon, one matrix at a time, as on FSDP's DTensor shards)
+    muon_step: str = "stacked"
 
 
 RECIPES: dict[str, Recipe] = {
@@ -235,12 +242,13 @@ RECIPES: dict[str, Recipe] = {
     "fsdp": Recipe(
         "fsdp", FP32, FP32, 0, FP32, "all", False, True, "autocast",
         "littlekit train --parallel fsdp on GPUs: FSDP2 shards fp32 weights, grads and optimizer "
-        "states over the GPUs, bf16 autocast",
+        "states over the GPUs, bf16 autocast", muon_step="per_matrix",
     ),
     "paper": Recipe(
         "paper", BF16, FP32, FP32, FP32, "optimizer", False, False, "fused",
         "our reading of the paper's Megatron-Core recipe: bf16 weights, fp32 gradient accumulation, "
         "fp32 master weights and Muon/AdamW states sharded over the data-parallel GPUs, fused kernels",
+        muon_step="per_matrix",
     ),
 }  # fmt: skip
 
@@ -262,18 +270,16 @@ def memory_per_gpu(
     master_bytes; optimizer: Muon keeps one momentum per hidden matrix and AdamW two moments for
     the rest ("adamw" puts every parameter on AdamW), state_bytes each. The recipe's `shard`
     divides the optimizer states and master ("optimizer") or also weights and grads ("all") by
-    n_gpus. activations: activation_bytes_per_token x micro_batch x seq_len. Not counted: CUDA
-    context, NCCL buffers, temporary workspaces, FSDP's gathered layer, fragmentation; leave
-    headroom.
+    n_gpus. activations: activation_bytes_per_token x micro_batch x seq_len. "total" is the
+    forward/backward phase; the optimizer step's own temporaries are `optimizer_step_bytes` and
+    the larger of the two phases `peak_memory`. Not counted: CUDA context, NCCL buffers, kernel
+    workspaces, FSDP's gathered layer, fragmentation; leave headroom.
     """
     if n_gpus < 1 or micro_batch < 1:
         raise ValueError(f"n_gpus and micro_batch must be positive, got {n_gpus} and {micro_batch}")
     if optimizer not in ("muon", "adamw"):
         raise ValueError(f"optimizer must be 'muon' or 'adamw', got {optimizer!r}")
-    if isinstance(recipe, str):
-        if recipe not in RECIPES:
-            raise ValueError(f"unknown recipe {recipe!r}; known: {', '.join(RECIPES)}")
-        recipe = RECIPES[recipe]
+    recipe = _recipe(recipe)
     seq_len = seq_len or config.max_position_embeddings
     counts = param_counts(config)
     n = counts["total"]
@@ -296,6 +302,122 @@ def memory_per_gpu(
     return parts
 
 
+def _recipe(recipe: str | Recipe) -> Recipe:
+    if isinstance(recipe, Recipe):
+        return recipe
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}; known: {', '.join(RECIPES)}")
+    return RECIPES[recipe]
+
+
+def muon_matrix_groups(config: Qwen3Config) -> list[tuple[tuple[int, int], int]]:
+    """The hidden matrices as `optim.StackedMuon` stacks them: ((rows, cols) with rows <= cols,
+    tall ones transposed; how many), in the order its step takes them (a layer's q, k, v, o, gate,
+    up and down projections, as the model lists its parameters)."""
+    layers, hidden, d_attn, d_kv, _, inter = _shape(config)
+    groups: dict[tuple[int, int], int] = {}
+    for rows, cols in ((d_attn, hidden), (d_kv, hidden), (d_kv, hidden), (hidden, d_attn),
+                       (inter, hidden), (inter, hidden), (hidden, inter)):  # fmt: skip
+        key = (min(rows, cols), max(rows, cols))
+        groups[key] = groups.get(key, 0) + layers
+    return list(groups.items())
+
+
+def _newton_schulz_peak(elements: int, n: int, rows: int, ns_bytes: int) -> int:
+    """Bytes alive at the peak of one fp32 stack of n (rows x cols) matrices (`elements` in all)
+    orthogonalised (`optim.newton_schulz_stacked`): the fp32 stack itself, and either the iterate
+    with three n x rows x rows Gram-sized tensors (a new Gram matrix while the last one and its
+    polynomial are still bound) or two iterates (the next one while the last is bound) with two."""
+    gram = n * rows * rows * ns_bytes
+    return FP32 * elements + max(ns_bytes * elements + 3 * gram, 2 * ns_bytes * elements + 2 * gram)
+
+
+def _stacked_muon_step(config: Qwen3Config, ns_bytes: int) -> dict[str, int]:
+    """StackedMuon's step (plain tensors: one process, or DDP where every rank runs all of it)."""
+    update = FP32 * optimizer_split(config)["muon"]  # Nesterov's look-ahead: a new tensor per matrix
+    best = {"muon_stack": 0, "muon_temporaries": 0}
+    previous = 0  # the last group's fp32 result, bound until the next one replaces it
+    for (rows, cols), n in muon_matrix_groups(config):
+        elements = n * rows * cols
+        stack = FP32 * elements
+        temporaries = previous + _newton_schulz_peak(elements, n, rows, ns_bytes) - stack
+        if stack + temporaries > sum(best.values()):
+            best = {"muon_stack": stack, "muon_temporaries": temporaries}
+        previous = FP32 * elements
+    return {"muon_update": update, **best}
+
+
+def _per_matrix_muon_step(config: Qwen3Config, ns_bytes: int) -> dict[str, int]:
+    """torch's Muon, one matrix at a time (FSDP's DTensor shards): the fp32 update of the matrix
+    whose iteration needs most and that iteration, counted whole (the matmuls gather the shards),
+    an upper bound."""
+    peaks = [
+        _newton_schulz_peak(r * c, 1, r, ns_bytes) - FP32 * r * c for (r, c), _ in muon_matrix_groups(config)
+    ]
+    (rows, cols), _ = muon_matrix_groups(config)[peaks.index(max(peaks))]
+    return {"muon_update": FP32 * rows * cols, "muon_stack": 0, "muon_temporaries": max(peaks)}
+
+
+def optimizer_step_bytes(
+    config: Qwen3Config,
+    n_gpus: int = 1,
+    *,
+    recipe: str | Recipe = "ddp",
+    optimizer: str = "muon",
+    ns_bytes: int = BF16,
+) -> dict[str, int]:
+    """Bytes the optimizer step allocates at its peak on top of the weights, gradients and states
+    (read from `littlekit.lm.optim`), per GPU; "total" is the step's peak.
+
+    Muon (`StackedMuon` on plain tensors, the recipe's muon_step "stacked"): muon_update, the
+    Nesterov look-ahead `_foreach_lerp(grads, buffers)`, a new fp32 tensor per hidden matrix,
+    alive for the whole step; then per shape, in turn, muon_stack, the fp32 `torch.stack` of its
+    matrices, and muon_temporaries, the Newton-Schulz iteration in ns_bytes (bf16 on a GPU, fp32
+    on the CPU) beside it (the iterate cast, two iterates or three Gram-sized tensors bound at
+    once) plus the previous shape's fp32 result, bound until the next replaces it; counted at
+    the shape where their sum is largest. "per_matrix" (torch's Muon on FSDP's shards): the same
+    for one matrix at a time, the one that needs most, counted whole. AdamW (`foreach`) runs after
+    Muon, one parameter group at a time, and allocates one fp32 denominator per parameter of the
+    group (adamw_temporaries: the embeddings, head and norms; with optimizer="adamw" the larger
+    of them and the hidden matrices), divided by n_gpus where the recipe shards its state.
+    Under DDP every rank runs the whole Muon step on every matrix.
+    """
+    if optimizer not in ("muon", "adamw"):
+        raise ValueError(f"optimizer must be 'muon' or 'adamw', got {optimizer!r}")
+    recipe = _recipe(recipe)
+    split = optimizer_split(config)
+    # foreach AdamW steps one parameter group at a time: with optimizer="adamw" the hidden matrices
+    # are a group of their own (still named "muon"), the rest the other
+    adamw_params = split["adamw"] if optimizer == "muon" else max(split["adamw"], split["muon"])
+    state_shards = 1 if recipe.shard == "none" else n_gpus
+    parts = {"muon_update": 0, "muon_stack": 0, "muon_temporaries": 0,
+             "adamw_temporaries": math.ceil(FP32 * adamw_params / state_shards)}  # fmt: skip
+    if optimizer == "muon":
+        stacked = recipe.muon_step == "stacked" or n_gpus == 1  # one process: plain tensors, no shards
+        parts.update(
+            _stacked_muon_step(config, ns_bytes) if stacked else _per_matrix_muon_step(config, ns_bytes)
+        )
+    muon = parts["muon_update"] + parts["muon_stack"] + parts["muon_temporaries"]
+    parts["total"] = max(muon, parts["adamw_temporaries"])
+    return parts
+
+
+def peak_memory(memory: dict[str, int], step: dict[str, int]) -> dict[str, int]:
+    """The two phases of a training step, per GPU, from `memory_per_gpu` and `optimizer_step_bytes`:
+    "backward", the forward/backward (memory's total), and "step", the optimizer step: by then
+    the activations and autocast's bf16 weight copies are freed, and the step's temporaries are
+    alive. "peak" is the larger of the two."""
+    at_step = memory["total"] - memory["activations"] - memory["autocast_copies"] + step["total"]
+    return {"backward": memory["total"], "step": at_step, "peak": max(memory["total"], at_step)}
+
+
+def muon_step_flops(config: Qwen3Config, ns_steps: int = 5) -> int:
+    """FLOPs of one Muon step's Newton-Schulz iterations over every hidden matrix: per iteration
+    and (rows x cols) matrix, rows <= cols, the Gram matrix (2·r²·c), its square (2·r³) and the
+    update (2·r²·c). Under DDP every rank does all of them."""
+    return ns_steps * sum(n * (4 * r * r * c + 2 * r**3) for (r, c), n in muon_matrix_groups(config))
+
+
 def size_table(
     vocab_size: int = DEFAULT_VOCAB_SIZE,
     seq_len: int = 4096,
@@ -305,7 +427,8 @@ def size_table(
     activation_checkpointing: bool = False,
     recipe: str = "ddp",
 ) -> list[dict[str, Any]]:
-    """One row per size: parameters, FLOPs per token and memory per GPU (bytes), for printing."""
+    """One row per size: parameters, FLOPs per token and memory per GPU (bytes): the parts held
+    through forward and backward and their total, the optimizer step's temporaries, and the peak."""
     rows = []
     for size in sizes or tuple(QWEN3_SIZES):
         config = qwen3_config(size, vocab_size)
@@ -319,6 +442,7 @@ def size_table(
             recipe=recipe,
             activation_checkpointing=activation_checkpointing,
         )
+        step = optimizer_step_bytes(config, n_gpus, recipe=recipe)
         rows.append(
             {
                 "size": size,
@@ -327,6 +451,8 @@ def size_table(
                 "seq_len": length,
                 "flops_per_token": flops_per_token(config, length),
                 **{f"mem_{part}": value for part, value in memory.items()},
+                "mem_optimizer_step": step["total"],  # its temporaries, once the activations are freed
+                "mem_peak": peak_memory(memory, step)["peak"],
             }
         )
     return rows
