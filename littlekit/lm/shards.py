@@ -7,12 +7,17 @@ Layout of a shard directory written by `write_shards`:
 - `documents.npy`: int64 array of shape (n_docs, 3) holding, per document, its start index in the
   concatenated stream, its token count (BOS and EOS included) and its UTF-8 byte count (what
   bits per byte divides by). Kept out of the JSON so millions of documents stay cheap to load.
-- `manifest.json`: dtype, special ids, shard files with token and document counts, totals.
+- `manifest.json`: dtype, vocabulary, special ids, shard files with their token and document
+  counts and largest token id (max_id), totals.
 
-`TokenShards` checks a directory against its manifest when it opens it (every shard file's size
-against its token count and dtype, the documents table against the totals) and raises ShardError,
-one message naming the file and how to rebuild it, rather than failing later inside a batch; each
-shard's token ids are checked against the manifest's vocabulary when the shard is first read.
+Shards are checked once, when written: `TokenShards` checks a directory against its manifest when
+it opens it (every shard file's size against its token count and dtype, its max_id against the
+vocabulary, the documents table against the totals) and raises ShardError, one message naming the
+file and how to rebuild it, rather than failing later inside a batch. Opening reads no token file;
+a shard is memory-mapped when a batch reads it, within the process's budget of open maps
+(`littlekit.lm.shard_files`), and the ids a read returns are checked against the vocabulary as it
+copies them. A manifest written before max_id was recorded still reads: each of its shards is then
+scanned for ids outside the vocabulary when first read, and a warning says how to record them.
 
 `BatchLoader` builds every row from whole documents: a row starts at a document's BOS, the
 following documents (in the source's seeded per-epoch order) are packed after it, and the
@@ -28,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -35,8 +41,18 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-MANIFEST = "manifest.json"
-DOCUMENTS = "documents.npy"
+from littlekit.lm.shard_files import (
+    DOCUMENTS,
+    DTYPES,
+    MANIFEST,
+    ShardMaps,
+    ShardWriter,
+    first_id_at_or_above,
+    no_manifest_problem,
+    rebuild_hint,
+    size_problem,
+)
+
 FORMAT_VERSION = 1
 IGNORE_INDEX = -100
 
@@ -90,38 +106,6 @@ def _vocab_sha256(tokenizer: Any) -> str:
     return hashlib.sha256(json.dumps(vocab, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-class _ShardWriter:
-    """Appends documents to numbered shard files, closing a shard once it holds shard_tokens."""
-
-    def __init__(self, out_dir: Path, dtype: np.dtype, shard_tokens: int):
-        self.out_dir, self.dtype, self.shard_tokens = out_dir, dtype, shard_tokens
-        self.shards: list[dict[str, Any]] = []
-        self.handle = None
-        self.total = 0
-
-    def add(self, ids: np.ndarray) -> int:
-        """Writes one document; returns its start index in the concatenated stream."""
-        if self.handle is None or self.shards[-1]["tokens"] >= self.shard_tokens:
-            self._open()
-        start = self.total
-        self.handle.write(ids.astype(self.dtype).tobytes())
-        self.shards[-1]["tokens"] += len(ids)
-        self.shards[-1]["docs"] += 1
-        self.total += len(ids)
-        return start
-
-    def _open(self) -> None:
-        self.close()
-        name = f"shard_{len(self.shards):05d}.bin"
-        self.handle = open(self.out_dir / name, "wb")  # noqa: SIM115 - closed in close()
-        self.shards.append({"file": name, "start": self.total, "tokens": 0, "docs": 0})
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-            self.handle = None
-
-
 def write_shards(
     texts: Iterable[str | Mapping[str, Any]],
     tokenizer: Any,
@@ -147,7 +131,7 @@ def write_shards(
     bos, eos = special_ids(tokenizer)
     vocab_size = len(tokenizer)
     dtype = token_dtype(vocab_size)
-    writer = _ShardWriter(out, dtype, shard_tokens)
+    writer = ShardWriter(out, dtype, shard_tokens)
     rows: list[tuple[int, int, int]] = []
     skipped = 0
     try:
@@ -180,10 +164,14 @@ def write_shards(
         "documents": DOCUMENTS,
         "shards": writer.shards,
     }
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out / MANIFEST)  # the manifest appears last, so a half-written directory is never read
+    _write_manifest(out, manifest)  # last, so a half-written directory is never read
     return manifest
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    tmp = folder / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(folder / MANIFEST)
 
 
 class ShardError(ValueError):
@@ -197,7 +185,6 @@ class ShardsNotFound(ShardError, FileNotFoundError):
 
 _MANIFEST_KEYS = ("dtype", "bos_id", "eos_id", "n_docs", "n_tokens", "total_bytes", "documents", "shards")
 _MANIFEST_KEYS += ("vocab_sha256",)
-_DTYPES = ("uint16", "uint32")
 
 
 def read_manifest(directory: str | os.PathLike) -> dict[str, Any]:
@@ -208,60 +195,37 @@ def read_manifest(directory: str | os.PathLike) -> dict[str, Any]:
     path = folder / MANIFEST
     if not folder.exists():
         raise ShardsNotFound(
-            f"shard directory {folder} does not exist; check the path, or {_rebuild(folder)}"
+            f"shard directory {folder} does not exist; check the path, or {rebuild_hint(folder)}"
         )
     if not folder.is_dir():
         raise ShardError(
             f"{folder} is a file, not a shard directory (the folder write_shards writes, holding {MANIFEST})"
         )
     if not path.is_file():
-        raise ShardsNotFound(_no_manifest(folder))
+        raise ShardsNotFound(no_manifest_problem(folder))
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ShardError(f"{path} is corrupt ({type(exc).__name__}: {exc}); {_rebuild(folder)}") from None
+        raise ShardError(f"{path} is corrupt ({type(exc).__name__}: {exc}); {rebuild_hint(folder)}") from None
     if not isinstance(manifest, dict) or (missing := [k for k in _MANIFEST_KEYS if k not in manifest]):
         what = f"lacks {', '.join(missing)}" if isinstance(manifest, dict) else "is not a JSON object"
-        raise ShardError(f"{path} is not a write_shards manifest (it {what}); {_rebuild(folder)}")
+        raise ShardError(f"{path} is not a write_shards manifest (it {what}); {rebuild_hint(folder)}")
     if manifest.get("format", FORMAT_VERSION) != FORMAT_VERSION:
         raise ShardError(
             f"{path} has format {manifest['format']!r}, this littlekit reads format "
-            f"{FORMAT_VERSION}; {_rebuild(folder)}"
+            f"{FORMAT_VERSION}; {rebuild_hint(folder)}"
         )
     return manifest
 
 
-def _rebuild(folder: Path) -> str:
-    """What to do about a damaged shard directory, for the end of a message."""
-    return (
-        f"rebuild it with littlekit.lm.shards.write_shards(texts, tokenizer, {str(folder)!r}, "
-        f"overwrite=True) (chapter 9 writes its shards with matched_corpora.prepare_matched_shards)"
-    )
-
-
-def _no_manifest(folder: Path) -> str:
-    names = sorted(p.name for p in folder.iterdir())
-    if not names:
-        return f"{folder} is empty: no {MANIFEST}, so no shards were written there; {_rebuild(folder)}"
-    if any(name.startswith("shard_") or name in (DOCUMENTS, MANIFEST + ".tmp") for name in names):
-        return (
-            f"{folder / MANIFEST} is missing: the shards there were never finished (write_shards "
-            f"writes the manifest last); {_rebuild(folder)}"
-        )
-    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-    kind = " (it looks like a tokenizer directory)" if "tokenizer.json" in names else ""
-    return (
-        f"{folder} is not a shard directory{kind}: it has no {MANIFEST} (it holds {shown}); pass "
-        f"the folder write_shards wrote, or {_rebuild(folder)}"
-    )
-
-
 class TokenShards:
-    """Read-only view of a shard directory; token files are memory-mapped, never loaded whole.
+    """Read-only view of a shard directory; token files are memory-mapped when read, never loaded whole.
 
     Opening checks the directory against its manifest (ShardError naming the file otherwise): the
-    documents table's shape and length, and every shard file's size against its token count and
-    dtype, so a truncated or mis-typed file fails here rather than deep in a batch.
+    documents table's shape and length, every shard file's size against its token count and dtype
+    and its recorded max_id against the vocabulary, so a truncated or mis-typed file fails here
+    rather than deep in a batch. It reads the manifest, the documents table and the files' sizes,
+    no token file.
     """
 
     def __init__(self, directory: str | os.PathLike):
@@ -275,27 +239,35 @@ class TokenShards:
                 raise
             raise ShardError(
                 f"{self.dir / MANIFEST} is not a valid write_shards manifest "
-                f"({type(exc).__name__}: {exc}); {_rebuild(self.dir)}"
+                f"({type(exc).__name__}: {exc}); {rebuild_hint(self.dir)}"
             ) from None
         self.dtype = np.dtype(self.manifest["dtype"])
         self.bos_id: int = self.manifest["bos_id"]
         self.eos_id: int = self.manifest["eos_id"]
         self.starts, self.lengths, self.doc_bytes = docs[:, 0], docs[:, 1], docs[:, 2]
         self._shard_starts = [int(s["start"]) for s in self.manifest["shards"]]
-        self._maps: dict[int, np.ndarray] = {}
+        self._shard_tokens = [int(s["tokens"]) for s in self.manifest["shards"]]
+        self._paths = [self.dir / s["file"] for s in self.manifest["shards"]]
+        vocab = self.manifest.get("vocab_size")
+        self._vocab = None if vocab is None else int(vocab)
+        self._files = ShardMaps()
+        # Shards of a manifest written before max_id was recorded: scanned when first read.
+        self._unscanned = {i for i, s in enumerate(self.manifest["shards"]) if "max_id" not in s}
+        if self._unscanned and self._vocab is not None:
+            _warn_unscanned(self.dir)
 
     def _check_manifest(self) -> None:
         m, path = self.manifest, self.dir / MANIFEST
-        if m["dtype"] not in _DTYPES:
+        if m["dtype"] not in DTYPES:
             raise ShardError(
-                f"{path} gives dtype {m['dtype']!r}, not one of {', '.join(_DTYPES)}; {_rebuild(self.dir)}"
+                f"{path} gives dtype {m['dtype']!r}, not one of {', '.join(DTYPES)}; {rebuild_hint(self.dir)}"
             )
         dtype = np.dtype(m["dtype"])
         vocab = m.get("vocab_size")
         if vocab is not None and int(vocab) - 1 > np.iinfo(dtype).max:
             raise ShardError(
                 f"{path} gives dtype {dtype.name}, too small for its vocabulary of {vocab:,} "
-                f"ids; {_rebuild(self.dir)}"
+                f"ids; {rebuild_hint(self.dir)}"
             )
         start = 0
         for entry in m["shards"]:
@@ -304,50 +276,55 @@ class TokenShards:
             if int(entry["start"]) != start:
                 raise ShardError(
                     f"{path} lists {entry['file']} at token {entry['start']}, after "
-                    f"{start:,} tokens of earlier shards; {_rebuild(self.dir)}"
+                    f"{start:,} tokens of earlier shards; {rebuild_hint(self.dir)}"
                 )
             if not file.is_file():
                 raise ShardError(
-                    f"{file} is missing (listed in {path}); copy it again or {_rebuild(self.dir)}"
+                    f"{file} is missing (listed in {path}); copy it again or {rebuild_hint(self.dir)}"
                 )
             size, expected = file.stat().st_size, tokens * dtype.itemsize
             if size != expected:
-                raise ShardError(_size_problem(file, size, tokens, dtype) + f"; {_rebuild(self.dir)}")
+                raise ShardError(size_problem(file, size, tokens, dtype) + f"; {rebuild_hint(self.dir)}")
+            if vocab is not None and int(entry.get("max_id", -1)) >= int(vocab):
+                raise ShardError(
+                    f"{file} holds token id {int(entry['max_id']):,} ({path} records its max_id), outside "
+                    f"the vocabulary of {int(vocab):,} ids it gives; {rebuild_hint(self.dir)}"
+                )
             start += tokens
         if start != int(m["n_tokens"]):
             raise ShardError(
                 f"{path} lists shards of {start:,} tokens in all but n_tokens {m['n_tokens']:,}; "
-                f"{_rebuild(self.dir)}"
+                f"{rebuild_hint(self.dir)}"
             )
 
     def _documents(self) -> np.ndarray:
         path = self.dir / str(self.manifest["documents"])
         if not path.is_file():
-            raise ShardError(f"{path} is missing (listed in {self.dir / MANIFEST}); {_rebuild(self.dir)}")
+            raise ShardError(f"{path} is missing (listed in {self.dir / MANIFEST}); {rebuild_hint(self.dir)}")
         with path.open("rb") as handle:
             if handle.read(6) != b"\x93NUMPY":
-                raise ShardError(f"{path} is corrupt (not a .npy array file); {_rebuild(self.dir)}")
+                raise ShardError(f"{path} is corrupt (not a .npy array file); {rebuild_hint(self.dir)}")
         try:  # a plain ndarray view of the mapping: indexing a np.memmap costs ~10x more per call
             docs = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         except (ValueError, OSError, EOFError) as exc:
             raise ShardError(
-                f"{path} is corrupt ({type(exc).__name__}: {exc}); {_rebuild(self.dir)}"
+                f"{path} is corrupt ({type(exc).__name__}: {exc}); {rebuild_hint(self.dir)}"
             ) from None
         n_docs, n_tokens = int(self.manifest["n_docs"]), int(self.manifest["n_tokens"])
         if docs.ndim != 2 or docs.shape[1] != 3 or docs.dtype.kind not in "iu":
             raise ShardError(
                 f"{path} holds a {docs.dtype} array of shape {docs.shape}, not the "
-                f"(documents, 3) integers write_shards writes; {_rebuild(self.dir)}"
+                f"(documents, 3) integers write_shards writes; {rebuild_hint(self.dir)}"
             )
         if len(docs) != n_docs:
             raise ShardError(
                 f"{path} lists {len(docs):,} documents, {self.dir / MANIFEST} {n_docs:,}; "
-                f"{_rebuild(self.dir)}"
+                f"{rebuild_hint(self.dir)}"
             )
         if n_docs and int(docs[-1, 0]) + int(docs[-1, 1]) != n_tokens:
             raise ShardError(
                 f"{path} ends its documents at token {int(docs[-1, 0]) + int(docs[-1, 1]):,}, "
-                f"but the shards hold {n_tokens:,}; {_rebuild(self.dir)}"
+                f"but the shards hold {n_tokens:,}; {rebuild_hint(self.dir)}"
             )
         return docs
 
@@ -373,25 +350,28 @@ class TokenShards:
         return int(self.manifest["total_bytes"])
 
     def _shard(self, index: int) -> np.ndarray:
-        if index not in self._maps:
-            path = self.dir / self.manifest["shards"][index]["file"]
-            tokens = np.asarray(np.memmap(path, dtype=self.dtype, mode="r"))
-            self._check_ids(path, tokens)
-            self._maps[index] = tokens
-        return self._maps[index]
+        path, expected = self._paths[index], self._shard_tokens[index]
+        tokens = self._files.tokens(index, path, self.dtype)
+        if len(tokens) != expected:  # changed since it was opened
+            raise ShardError(
+                size_problem(path, path.stat().st_size, expected, self.dtype) + f"; {rebuild_hint(self.dir)}"
+            )
+        if index in self._unscanned:
+            self._check_ids(index, tokens, 0)
+            self._unscanned.discard(index)
+        return tokens
 
-    def _check_ids(self, path: Path, tokens: np.ndarray) -> None:
-        """ShardError naming the file when one of its ids is outside the manifest's vocabulary (a
-        damaged file, or one written with another tokenizer), before a batch carries it into a
-        model; read once per shard, when it is first mapped."""
-        vocab = self.manifest.get("vocab_size")
-        if vocab is None or not len(tokens) or int(tokens.max()) < int(vocab):
+    def _check_ids(self, shard: int, tokens: np.ndarray, offset: int) -> None:
+        """ShardError naming the file when one of tokens (from position offset of shard) is outside
+        the manifest's vocabulary (a damaged file, or one written with another tokenizer), before a
+        batch carries it into a model."""
+        if self._vocab is None or (position := first_id_at_or_above(tokens, self._vocab)) is None:
             return
-        position = int(np.argmax(tokens >= int(vocab)))
         raise ShardError(
-            f"{path} holds token id {int(tokens[position]):,} at position {position:,}, outside the "
-            f"vocabulary of {int(vocab):,} ids that {self.dir / MANIFEST} gives (a damaged file, or "
-            f"one written with another tokenizer); {_rebuild(self.dir)}"
+            f"{self._paths[shard]} holds token id {int(tokens[position]):,} at position "
+            f"{offset + position:,}, outside the vocabulary of {self._vocab:,} ids that "
+            f"{self.dir / MANIFEST} gives (a damaged file, or one written with another tokenizer); "
+            f"{rebuild_hint(self.dir)}"
         )
 
     def document(self, index: int, max_tokens: int | None = None) -> np.ndarray:
@@ -401,19 +381,43 @@ class TokenShards:
             length = min(length, max_tokens)
         shard = bisect.bisect_right(self._shard_starts, start) - 1
         local = start - self._shard_starts[shard]
-        return self._shard(shard)[local : local + length].astype(np.int64)
+        piece = self._shard(shard)[local : local + length]
+        self._check_ids(shard, piece, local)  # the ids read: a file damaged after it was written
+        return piece.astype(np.int64)
+
+    def close(self) -> None:
+        """Closes the shard files this view has mapped (dropping the view does it too)."""
+        self._files.close()
 
 
-def _size_problem(file: Path, size: int, tokens: int, dtype: np.dtype) -> str:
-    expected = tokens * dtype.itemsize
-    what = "truncated (an interrupted write or copy?)" if size < expected else "longer than its manifest says"
-    for other in _DTYPES:
-        if other != dtype.name and size == tokens * np.dtype(other).itemsize:
-            what = f"its size fits {other}, so it was written with another dtype than the manifest's"
-    return (
-        f"{file} holds {size:,} bytes, but the manifest lists {tokens:,} {dtype.name} tokens = "
-        f"{expected:,} bytes: {what}"
+_WARNED: set[Path] = set()
+
+
+def _warn_unscanned(folder: Path) -> None:
+    """Once per folder: its manifest predates max_id, so its shards are scanned when first read."""
+    if folder.resolve() in _WARNED:
+        return
+    _WARNED.add(folder.resolve())
+    warnings.warn(
+        f"{folder / MANIFEST} records no max_id per shard (written by an older littlekit), so each "
+        f"shard there is scanned for token ids outside the vocabulary when first read: a full read "
+        f"of every shard, at every start and resume. Record them once with "
+        f"littlekit.lm.shards.record_max_ids({str(folder)!r}), or {rebuild_hint(folder)}",
+        stacklevel=3,
     )
+
+
+def record_max_ids(directory: str | os.PathLike) -> dict[str, Any]:
+    """Scans every shard of a directory written before max_id was recorded (ShardError naming the
+    file if one holds an id outside the vocabulary), records each shard's max_id in its manifest
+    and returns the manifest; readers then check the shards without reading them."""
+    _WARNED.add(Path(directory).resolve())  # no warning that says to call this
+    shards = TokenShards(directory)
+    for index, entry in enumerate(shards.manifest["shards"]):
+        entry["max_id"] = int(shards._shard(index).max()) if entry["tokens"] else 0
+    shards.close()
+    _write_manifest(shards.dir, shards.manifest)
+    return shards.manifest
 
 
 def mixture_sources(
