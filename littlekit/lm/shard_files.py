@@ -75,7 +75,7 @@ def rebuild_hint(folder: Path) -> str:
     """What to do about a damaged shard directory, for the end of a message."""
     return (
         f"rebuild it with littlekit.lm.shards.write_shards(texts, tokenizer, {str(folder)!r}, "
-        f"overwrite=True) (chapter 9 writes its shards with matched_corpora.prepare_matched_shards)"
+        f"overwrite=True) (the book's matched corpora: matched_corpora.prepare_matched_shards)"
     )
 
 
