@@ -77,6 +77,17 @@ NOMINAL_PARAMS: dict[str, float] = {"0.6B": 0.6e9, "1.3B": 1.3e9, "5B": 5.0e9}
 # B200's sparse figure halved); `littlekit launch` plans with them and the trainer reports MFU.
 GPU_PEAK_BF16: dict[str, float] = {"B200": 2.25e15, "H100": 989e12, "H200": 989e12}
 
+
+def gpu_peak_bf16(device_name: str) -> float | None:
+    """GPU_PEAK_BF16 for a device name as `torch.cuda.get_device_name` gives it ("NVIDIA H100 80GB
+    HBM3"), by a whole word; None for another GPU, and for the PCIe and NVL parts, whose power
+    and clock limits give other peaks."""
+    words = device_name.upper().replace("-", " ").split()
+    if "PCIE" in words or "NVL" in words:
+        return None
+    return next((peak for name, peak in GPU_PEAK_BF16.items() if name in words), None)
+
+
 # Bytes per element; per vocabulary entry and token, bf16 logits and their fp32 log-softmax.
 BF16, FP32 = 2, 4
 LOGIT_BYTES = BF16 + FP32

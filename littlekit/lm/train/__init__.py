@@ -44,9 +44,14 @@ model in `save_pretrained` format (config.json, model.safetensors), the tokenize
 `trainer_state.json`, so `AutoModelForCausalLM.from_pretrained` and
 `AutoTokenizer.from_pretrained` load it and `resume` continues the run exactly. `metrics.jsonl`
 in the run directory gets one record per logged step: step, tokens, loss, lr, lr_muon,
-grad_norm, tokens_per_s, elapsed_s and cpu_s (this process's wall and CPU seconds of training,
-evaluation and saving excluded; CPU time is what a shared machine cannot steal), and
-val_bpb/val_loss at evaluations.
+grad_norm, tokens_per_s (the global batch's tokens over rank 0's seconds), tokens_per_s_summed
+(each rank's tokens over its own seconds, summed over the ranks), elapsed_s and, on the CPU,
+cpu_s (this process's wall and CPU seconds of training, evaluation and saving excluded; CPU time
+is what a shared machine cannot steal); on a GPU instead mfu (the ranks' mean model FLOPs
+utilisation against the GPU's dense BF16 peak, for the GPUs `sizes.GPU_PEAK_BF16` knows) and
+peak_mem_gib (the most any rank's CUDA allocator has held); and val_bpb/val_loss at evaluations.
+Under several processes the group's timeout covers rank 0 writing a checkpoint
+(--dist-timeout-minutes), and under bf16 FSDP gathers in bf16 and reduces in fp32.
 
 The package: `config` (TrainConfig and the command line generated from its fields), `checks`,
 `distributed` (processes, devices, DDP/FSDP2), `fused_loss`, `checkpoint` (save, resume),

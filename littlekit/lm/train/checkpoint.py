@@ -4,6 +4,13 @@ A checkpoint directory holds the model in `save_pretrained` format (config.json,
 model.safetensors), the tokenizer, `trainer_state.json` and, in `last/` only, `trainer_state.pt`
 (optimizer, step, loader position, RNG), so `AutoModelForCausalLM.from_pretrained` loads it and
 `resume` continues the run where it stopped.
+
+Rank 0 writes the checkpoint while the other ranks wait at a barrier, so the process group's
+timeout is sized to it (`process_group_timeout`). On resume every rank reads `trainer_state.pt`
+memory-mapped (`load_trainer_state`): the ranks of a node share the file's pages in the page cache
+instead of each holding its own copy of the optimizer state in host RAM (at 5B, ~21 GB per rank).
+On a GPU each rank's optimizer copies its state onto the device and the mapping is let go; on the
+CPU the optimizer keeps the mapped tensors (copy-on-write: the file is never written through them).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +193,43 @@ def resolve_resume(config: TrainConfig) -> Path | None:
 
 
 def load_trainer_state(checkpoint: str | os.PathLike) -> dict[str, Any]:
-    return torch.load(Path(checkpoint) / STATE_PT, map_location="cpu", weights_only=True)
+    """last/'s trainer state, its tensors mapped from the file (copy-on-write), not read into RAM."""
+    return torch.load(Path(checkpoint) / STATE_PT, map_location="cpu", weights_only=True, mmap=True)
+
+
+MIN_TIMEOUT_MINUTES = 30.0  # the process group's timeout at least; NCCL's own default is 10 minutes
+WRITE_RATE = 200e6  # bytes/s a checkpoint is assumed to be written at (a slow shared file system)
+
+
+def checkpoint_bytes(config: TrainConfig, vocab_size: int) -> int:
+    """Estimated bytes of a last/ checkpoint: fp32 weights and the optimizer's fp32 states (Muon one
+    per hidden-matrix element, AdamW two per element), of the model the run resumes or starts from
+    (its config.json) or else of config.size with `vocab_size` ids."""
+    from littlekit.lm.sizes import FP32, optimizer_split, param_counts, qwen3_config
+
+    weights_from = resolve_resume(config) or config.init_from
+    if weights_from is not None and (Path(weights_from) / "config.json").is_file():
+        from transformers import AutoConfig
+
+        model = AutoConfig.from_pretrained(weights_from)
+    else:
+        model = qwen3_config(config.size, vocab_size, **config.model_overrides)
+    counts, split = param_counts(model), optimizer_split(model)
+    states = split["muon"] + 2 * split["adamw"] if config.optimizer == "muon" else 2 * counts["total"]
+    return FP32 * (counts["total"] + states)
+
+
+def process_group_timeout(config: TrainConfig, vocab_size: int) -> timedelta:
+    """How long a collective waits: --dist-timeout-minutes, or with 0 MIN_TIMEOUT_MINUTES or twice
+    the checkpoint's write at WRITE_RATE, whichever is longer (the other ranks wait while rank 0
+    writes)."""
+    if config.dist_timeout_minutes:
+        return timedelta(minutes=config.dist_timeout_minutes)
+    try:
+        size = checkpoint_bytes(config, vocab_size)
+    except (OSError, AttributeError, TypeError, ValueError):  # a bad setting is named when the model is built
+        size = 0
+    return timedelta(seconds=max(MIN_TIMEOUT_MINUTES * 60, 2 * size / WRITE_RATE))
 
 
 def saved_config(checkpoint: Path) -> dict[str, Any] | None:

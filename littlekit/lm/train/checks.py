@@ -21,6 +21,7 @@ from littlekit.lm.train.config import (
     CONFIG_JSON,
     MAX_COUNT,
     MAX_SEED,
+    MAX_TIMEOUT_MINUTES,
     METRICS,
     OPTIMIZERS,
     PARALLEL,
@@ -67,6 +68,11 @@ def check_config(config: TrainConfig) -> None:
         value = getattr(config, name)
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    if not 0 <= config.dist_timeout_minutes <= MAX_TIMEOUT_MINUTES:
+        raise ValueError(
+            f"dist_timeout_minutes must be 0 (sized from the checkpoint) to {MAX_TIMEOUT_MINUTES:,}, "
+            f"got {config.dist_timeout_minutes}"
+        )
 
 
 def check_seq_len(config: TrainConfig) -> None:

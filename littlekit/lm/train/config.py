@@ -39,6 +39,7 @@ CONFIG_JSON = "train_config.json"
 RESULTS = (LAST, BEST, METRICS, LAST + OLD, BEST + OLD)
 MAX_COUNT = 2**31 - 1  # batch sizes, lengths and steps: beyond this something was mistyped
 MAX_SEED = 2**32 - 1
+MAX_TIMEOUT_MINUTES = 7 * 24 * 60  # a collective waiting a week is a typo
 COUNT = int_range(1, MAX_COUNT)
 STEPS = int_range(0, MAX_COUNT)
 
@@ -239,6 +240,12 @@ class TrainConfig:
     compile: bool = setting(False, group=MODEL, help="torch.compile the training forward")
     parallel: str = setting("ddp", choices=PARALLEL, help="with several processes: DDP or FSDP2 fully_shard")
     activation_checkpointing: bool = setting(False, group=MODEL, help="recompute activations in the backward")
+    dist_timeout_minutes: float = setting(
+        0.0,
+        type=non_negative,
+        help="how long a collective waits for the other processes, as they do while rank 0 saves "
+        "(0: 30, or twice the estimated checkpoint's write at 200 MB/s when longer)",
+    )
     log_every: int = setting(1, type=COUNT, help="a metrics.jsonl record every N steps")
     progress: bool = setting(
         True, help="no progress bar (on rank 0: tqdm on a terminal, else progress lines)"

@@ -2,7 +2,10 @@
 
 Started by torchrun (WORLD_SIZE > 1) the trainer joins the process group (nccl on GPUs, gloo on
 CPUs) unless the caller already did, leaves it up for later calls, and wraps the model in DDP
-(default) or FSDP2 `fully_shard` (each decoder layer, then the root).
+(default) or FSDP2 `fully_shard` (each decoder layer, then the root). The group's timeout (how long a
+collective waits for the other ranks) is the trainer's, sized to the checkpoint rank 0 writes while
+the others wait at the barrier (`checkpoint.process_group_timeout`), not NCCL's 10 minutes. Under
+bf16, FSDP gathers the layers in bf16 and reduces the gradients in fp32 (`fsdp_mixed_precision`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import atexit
 import contextlib
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -33,8 +37,9 @@ class Dist:
         return self.rank == 0
 
 
-def setup(config: TrainConfig) -> Dist:
-    """Pick the device and join the process group torchrun describes (if any)."""
+def setup(config: TrainConfig, timeout: timedelta | None = None) -> Dist:
+    """Pick the device and join the process group torchrun describes (if any), its collectives
+    waiting up to `timeout` (None: torch's default) for the other ranks."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if config.device == "auto":
@@ -56,7 +61,7 @@ def setup(config: TrainConfig) -> Dist:
     if world_size > 1 and not dist.is_initialized():
         # Joined once per process and left up for later train() calls: a process group cannot be
         # joined again after it is destroyed under torchrun's rendezvous. Destroyed at exit.
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", timeout=timeout)
         atexit.register(_destroy_group)
     if dist.is_initialized():
         return Dist(dist.get_rank(), dist.get_world_size(), local_rank, device)
@@ -74,6 +79,15 @@ def all_sum(values: list[float], d: Dist) -> list[float]:
         return values
     tensor = torch.tensor(values, dtype=torch.float64, device=d.device)
     dist.all_reduce(tensor)
+    return tensor.tolist()
+
+
+def all_max(values: list[float], d: Dist) -> list[float]:
+    """The values' maxima over the processes."""
+    if d.world_size == 1:
+        return values
+    tensor = torch.tensor(values, dtype=torch.float64, device=d.device)
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
     return tensor.tolist()
 
 
@@ -98,8 +112,24 @@ def autocast(precision: str, device: torch.device) -> contextlib.AbstractContext
     return contextlib.nullcontext()
 
 
-def wrap_model(model: torch.nn.Module, config: TrainConfig, d: Dist) -> torch.nn.Module:
-    """The module the training forward runs through: the model, DDP(model) or the FSDP2 model."""
+def fsdp_mixed_precision(precision: str) -> Any:
+    """FSDP2's MixedPrecisionPolicy for a resolved precision, or None (fp32: FSDP's default, no casts).
+
+    bf16: each layer is all-gathered and computed in bf16 (half the gather traffic and the gathered
+    layer's memory) and its gradients reduce-scattered in fp32; the sharded weights, their
+    gradients and the optimizer states stay fp32, as under DDP's autocast."""
+    if precision != "bf16":
+        return None
+    from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    return MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+
+
+def wrap_model(
+    model: torch.nn.Module, config: TrainConfig, d: Dist, precision: str | None = None
+) -> torch.nn.Module:
+    """The module the training forward runs through: the model, DDP(model) or the FSDP2 model
+    (`precision`, resolved: its mixed-precision policy; None: resolved from config here)."""
     if config.activation_checkpointing:
         model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
     model.to(d.device)
@@ -108,9 +138,11 @@ def wrap_model(model: torch.nn.Module, config: TrainConfig, d: Dist) -> torch.nn
     if config.parallel == "fsdp":
         from torch.distributed.fsdp import fully_shard
 
+        policy = fsdp_mixed_precision(precision or resolve_precision(config, d.device))
+        kwargs = {} if policy is None else {"mp_policy": policy}
         for layer in model.model.layers:
-            fully_shard(layer)
-        fully_shard(model)
+            fully_shard(layer, **kwargs)
+        fully_shard(model, **kwargs)
         return model
     from torch.nn.parallel import DistributedDataParallel
 

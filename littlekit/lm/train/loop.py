@@ -25,6 +25,7 @@ from littlekit.lm.train.checkpoint import (
     check_resume_settings,
     load_trainer_state,
     no_transformers_bars,
+    process_group_timeout,
     resolve_resume,
     restore,
     save_checkpoint,
@@ -49,7 +50,7 @@ from littlekit.lm.train.distributed import (
     wrap_model,
 )
 from littlekit.lm.train.fused_loss import make_loss
-from littlekit.lm.train.metrics import TrainLog, validate
+from littlekit.lm.train.metrics import TrainLog, device_peak_flops, rate_fields, validate
 
 
 def build_model(config: TrainConfig, tokenizer: Any, weights_from: str | None) -> torch.nn.Module:
@@ -121,8 +122,9 @@ def train(config: TrainConfig) -> TrainResult:
     check_config(config)
     check_writable(config.run_dir)
     with hold_run_dir(config):  # one run per run_dir: a second one is refused while this one runs
-        d = setup(config)
-        return _train(config, d, load_tokenizer(config.tokenizer))
+        tokenizer = load_tokenizer(config.tokenizer)
+        d = setup(config, process_group_timeout(config, len(tokenizer)))
+        return _train(config, d, tokenizer)
 
 
 def train_side_by_side(configs: list[TrainConfig], processes: int = 2, threads: int = 1) -> list[TrainResult]:
@@ -329,6 +331,16 @@ def _optimizer_step(run: _Run, loss_of: Any, accumulation: int) -> tuple[torch.T
     return total, grad_norm
 
 
+def _flops_per_token(raw: torch.nn.Module, config: TrainConfig) -> int | None:
+    """The model's training FLOPs per token (`sizes.flops_per_token`), None for a config it cannot read."""
+    from littlekit.lm.sizes import flops_per_token
+
+    try:
+        return flops_per_token(raw.config, config.seq_len)
+    except (AttributeError, TypeError):  # --init-from weights of another architecture
+        return None
+
+
 def _norm_value(norm: torch.Tensor | None) -> float | None:
     if norm is None:
         return None
@@ -365,14 +377,15 @@ def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
     if weights_from is not None:
         fix = RESUME_ELSEWHERE if resume is not None else "pass other weights to --init-from"
         check_finite(weights_from, raw.state_dict(), "weights", fix)
-    wrapped = wrap_model(raw, config, d)
+    wrapped = wrap_model(raw, config, d, precision)
     loss_of = make_loss(raw, wrapped, config.compile, d.world_size, precision)
     optimizer = build_optimizer(raw, config)
     loader = BatchLoader(sources, config.seq_len, config.micro_batch, config.seed, d.rank, d.world_size)
     if state is not None:
         restore(state, wrapped, optimizer, loader, d)
-    tally = _Tally.resumed(state)
-    replacing = _start_files(config, d, tally.step if state is not None else None)
+    tally, resumed = _Tally.resumed(state), state is not None
+    del state  # mapped from last/'s file, which the next save replaces: let the mapping go with it
+    replacing = _start_files(config, d, tally.step if resumed else None)
     barrier(d)
     val_total = (
         count_eval_batches(config.val_data, config.seq_len, config.val_batch_size or config.micro_batch)
@@ -380,7 +393,7 @@ def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
         else 0
     )
     run = _Run(config, d, tokenizer, raw, wrapped, optimizer, loader, precision, val_total, tally, replacing)
-    if state is not None:
+    if resumed:
         run.saved[LAST] = tally.step
         if tally.best_step is not None:
             run.saved[BEST] = tally.best_step
@@ -390,8 +403,9 @@ def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
     watch = _FiniteWatch()
     losses: list[float] = []
     mark_step, window_seconds, window_cpu = tally.step, 0.0, 0.0
+    flops = _flops_per_token(raw, config) if device_peak_flops(d.device) else None  # for MFU, on a known GPU
 
-    if state is None and config.val_data:
+    if not resumed and config.val_data:
         log.write({"step": 0, "tokens": 0, **run.evaluate()})
     raw.train()
     try:
@@ -411,7 +425,8 @@ def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
             window_seconds += time.perf_counter() - started
             window_cpu += time.process_time() - started_cpu
             if logging:
-                mean_loss = all_sum([rank_loss], d)[0] / d.world_size
+                rank_tokens = (step - mark_step) * tokens_per_step / d.world_size
+                mean_loss, rates = rate_fields(d, rank_loss, rank_tokens, window_seconds, flops)
                 tally.elapsed_s += window_seconds
                 tally.cpu_s += window_cpu
                 record = {
@@ -422,9 +437,11 @@ def _train(config: TrainConfig, d: Dist, tokenizer: Any) -> TrainResult:
                     "lr_muon": optimizer.lrs().get("muon") if config.optimizer == "muon" else None,
                     "lr_factor": factor,
                     "grad_norm": _norm_value(grad_norm),
+                    # the global batch's tokens over rank 0's seconds; rates has the ranks' sum
                     "tokens_per_s": (step - mark_step) * tokens_per_step / max(window_seconds, 1e-9),
+                    **rates,
                     "elapsed_s": tally.elapsed_s,
-                    "cpu_s": tally.cpu_s,
+                    **({} if d.device.type == "cuda" else {"cpu_s": tally.cpu_s}),  # a GPU's is no CPU time
                 }
                 losses.append(mean_loss)
                 mark_step, window_seconds, window_cpu = step, 0.0, 0.0

@@ -2,6 +2,12 @@
 
 Validation bits per byte is Σ nats / (ln 2 · Σ bytes) over the held-out stream of `val_data`
 (`shards.eval_batches`, split over ranks), from the shards' byte counts (`littlekit.stats`).
+
+Throughput (`rate_fields`): tokens_per_s_summed is each rank's own tokens over its own seconds,
+all-reduced (summed) over the ranks; on a GPU mfu is the ranks' mean model FLOPs utilisation
+(`sizes.flops_per_token` x each rank's tokens/s over its device's dense BF16 peak,
+`sizes.gpu_peak_bf16`; left out for a GPU not in that table) and peak_mem_gib the most memory any
+rank's allocator has held (torch.cuda.max_memory_allocated, GiB).
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ import torch
 import torch.nn.functional as F
 
 from littlekit.lm.shards import IGNORE_INDEX, eval_batches
+from littlekit.lm.sizes import gpu_peak_bf16
 from littlekit.lm.train.config import METRICS, TrainConfig
-from littlekit.lm.train.distributed import Dist, all_sum, autocast
+from littlekit.lm.train.distributed import Dist, all_max, all_sum, autocast
 from littlekit.stats import bits_per_byte
 
 
@@ -60,6 +67,34 @@ def validate(
         "val_tokens": int(tokens),
         "val_bytes": int(n_bytes),
     }
+
+
+def device_peak_flops(device: torch.device) -> float | None:
+    """The dense BF16 peak FLOP/s of a CUDA device (None on the CPU or for an unknown GPU)."""
+    return gpu_peak_bf16(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
+
+
+def model_flops_utilization(tokens_per_s: float, flops_per_token: float, device_name: str) -> float | None:
+    """MFU: the model's training FLOP/s at this rate over the named GPU's dense BF16 peak (None unknown)."""
+    peak = gpu_peak_bf16(device_name)
+    return None if peak is None else tokens_per_s * flops_per_token / peak
+
+
+def rate_fields(
+    d: Dist, rank_loss: float, rank_tokens: float, seconds: float, flops_per_token: float | None
+) -> tuple[float, dict[str, float]]:
+    """(the ranks' mean loss, the record's throughput fields) from this rank's loss, tokens and
+    seconds since the last record; collective. GPU-only fields are left out on the CPU."""
+    rate = rank_tokens / max(seconds, 1e-9)
+    peak = device_peak_flops(d.device) if flops_per_token else None
+    mfu = rate * flops_per_token / peak if peak and flops_per_token else math.nan  # NaN: some rank unknown
+    loss, rates, mfus = all_sum([rank_loss, rate, mfu], d)
+    fields = {"tokens_per_s_summed": rates}
+    if d.device.type == "cuda":
+        if math.isfinite(mfus):
+            fields["mfu"] = mfus / d.world_size
+        fields["peak_mem_gib"] = all_max([torch.cuda.max_memory_allocated(d.device) / 2**30], d)[0]
+    return loss / d.world_size, fields
 
 
 def finite_or_none(record: dict[str, Any]) -> dict[str, Any]:
