@@ -251,9 +251,11 @@ RECIPES: dict[str, Recipe] = {
         "GPU, DDP's gradient buckets, bf16 autocast",
     ),
     "fsdp": Recipe(
-        "fsdp", FP32, FP32, 0, FP32, "all", False, True, "autocast",
+        "fsdp", FP32, FP32, 0, FP32, "all", False, False, "autocast",
         "littlekit train --parallel fsdp on GPUs: FSDP2 shards fp32 weights, grads and optimizer "
-        "states over the GPUs, bf16 autocast", muon_step="per_matrix",
+        "states over the GPUs and gathers each layer in bf16 (so autocast makes no weight copies; "
+        "activations counted as under autocast, an upper bound), gradients reduced in fp32",
+        muon_step="per_matrix",
     ),
     "paper": Recipe(
         "paper", BF16, FP32, FP32, FP32, "optimizer", False, False, "fused",
