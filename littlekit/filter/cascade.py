@@ -9,9 +9,12 @@ Every record read ends as exactly one `Outcome`:
 
 Records stream through in batches of `batch_size`, so memory stays bounded however long the
 input is. A stage with its own `score_batch` (`Stage.batched`: the fastText and encoder stages)
-is scored a batch at a time; if that raises, the batch is re-scored one document at a time so one
-bad document cannot take its neighbours with it. Any other stage is scored one document at a time
-(the base's `score_batch` loop, with each document's error kept to that document).
+is scored a batch at a time, and its `decide` one document at a time (an error there is that
+document's). If the batched call itself raises (a CUDA error, out of memory, a broken model), the
+run stops with a `BatchScoringError` naming the stage and the batch (its number, first and last
+record), chained to the error: it is not retried one document at a time, which after a CUDA
+error fails every later document as well. Any other stage is scored one document at a time (the
+base's `score_batch` loop, with each document's error kept to that document: stage_error).
 
 An `ErrorLimit` (`littlekit filter --max-error-rate`) stops a run whose stages error on too many
 documents: a truncated model that loads but raises on every text must not finish "successfully",
@@ -51,6 +54,10 @@ MAX_DETAIL = 500
 MAX_ERROR_RATE = 0.01  # littlekit filter --max-error-rate: the share of a stage's documents
 MIN_ERROR_DOCUMENTS = 100  # judged mid-run once this many entered the stage; at the end over at least this
 MAX_UNREADABLE_RATE = 0.5  # records read that are not documents; --max-error-rate may only raise it
+
+
+class BatchScoringError(RuntimeError):
+    """A stage's batched scoring call raised on a batch: the run stops (see the module docstring)."""
 
 
 @dataclass(slots=True)
@@ -382,6 +389,7 @@ class Cascade:
         self, records: Iterable[Record], report: CascadeReport, error_limit: ErrorLimit | None = None
     ) -> Iterator[Outcome]:
         batch: list[Record] = []
+        number = 0  # of the batch, from 1, as a BatchScoringError names it
         source = iter(records)
         while True:
             try:
@@ -390,12 +398,13 @@ class Cascade:
                 break
             except InputFileError as exc:  # the records read so far still get their outcomes
                 if batch:
-                    yield from self._run_batch(batch, report)
+                    yield from self._run_batch(batch, report, number + 1)
                 report.stopped = f"the input could not be read on: {exc}"
                 raise
             batch.append(record)
             if len(batch) >= self.batch_size:
-                yield from self._run_batch(batch, report)
+                number += 1
+                yield from self._run_batch(batch, report, number)
                 batch = []
                 if error_limit is not None:
                     report.stopped = error_limit.breach(report, final=False)
@@ -403,13 +412,29 @@ class Cascade:
                         report.stopped = f"stopped after {report.read:,} records: {report.stopped}"
                         return
         if batch:
-            yield from self._run_batch(batch, report)
+            yield from self._run_batch(batch, report, number + 1)
         if error_limit is not None:
             breach = error_limit.breach(report, final=True)
             if breach:
                 report.stopped = f"at the end of the input ({report.read:,} records): {breach}"
 
-    def _run_batch(self, batch: list[Record], report: CascadeReport) -> list[Outcome]:
+    def _run_batch(self, batch: list[Record], report: CascadeReport, number: int = 1) -> list[Outcome]:
+        """The batch's outcomes, counted in the report. A BatchScoringError leaves the report as it
+        was before the batch (its counts still add up), with `report.stopped` saying why."""
+        counters = (report.stage_in, report.stage_out, report.stage_errored, report.stage_seconds)
+        before = [counter.copy() for counter in counters]
+        first_error = dict(report.first_error)
+        try:
+            return self._decide_batch(batch, report, number)
+        except BatchScoringError as exc:
+            for counter, saved in zip(counters, before, strict=True):
+                counter.clear()
+                counter.update(saved)
+            report.first_error = first_error
+            report.stopped = f"stopped after {report.read:,} records: {exc}"
+            raise
+
+    def _decide_batch(self, batch: list[Record], report: CascadeReport, number: int) -> list[Outcome]:
         done: dict[int, Outcome] = {}
         scores: dict[int, dict[str, dict]] = {}
         live: list[int] = []
@@ -422,7 +447,7 @@ class Cascade:
         for stage in self.stages:
             if not live:
                 break
-            live = self._apply(stage, batch, live, done, scores, report)
+            live = self._apply(stage, batch, live, done, scores, report, number)
         for i in live:
             done[i] = Outcome(batch[i], KEPT, scores=scores[i])
         outcomes = [done[i] for i in range(len(batch))]
@@ -430,11 +455,16 @@ class Cascade:
             report.add(outcome)
         return outcomes
 
-    def _apply(self, stage, batch, live, done, scores, report) -> list[int]:
+    def _apply(self, stage, batch, live, done, scores, report, number: int = 1) -> list[int]:
         """Run one stage on the live documents; return the indices it keeps."""
         report.stage_in[stage.name] += len(live)
         start = time.perf_counter()
-        verdicts = decide_all(stage, [batch[i].text for i in live], [scores[i] for i in live])
+        first, last = batch[live[0]], batch[live[-1]]
+        where = (
+            f"batch {number} (records from line {first.line:,}, id {first.id!r}, "
+            f"to line {last.line:,}, id {last.id!r})"
+        )
+        verdicts = decide_all(stage, [batch[i].text for i in live], [scores[i] for i in live], where)
         report.stage_seconds[stage.name] += time.perf_counter() - start
         kept = []
         for i, verdict in zip(live, verdicts, strict=True):
@@ -456,9 +486,16 @@ class Cascade:
 
 
 def decide_all(
-    stage: Stage, texts: list[str], prior: Sequence[Mapping[str, Mapping[str, Any]]] | None = None
+    stage: Stage,
+    texts: list[str],
+    prior: Sequence[Mapping[str, Mapping[str, Any]]] | None = None,
+    where: str | None = None,
 ) -> list[Decision | Exception]:
-    """A decision (or the exception raised) per text, batch-scored when the stage can.
+    """A decision (or the exception raised on that text) per text, batch-scored when the stage can.
+
+    A stage's batched call (`score_batch` of a `Stage.batched` stage) that raises is not one
+    text's error: BatchScoringError naming the stage and `where` (which batch: its number, first
+    and last record), raised from the original exception.
 
     `prior`: per text, the scores the earlier stages gave it ({stage name: scores}). A stage with
     a `prior_gate` (see PriorGate) scores only the texts its gate opens for; the others are
@@ -467,7 +504,7 @@ def decide_all(
     """
     gate: PriorGate | None = stage.prior_gate
     if gate is None:
-        return _decide_texts(stage, texts)
+        return _decide_texts(stage, texts, where)
     prior = [{}] * len(texts) if prior is None else prior
     if len(prior) != len(texts):
         raise ValueError(f"{len(texts)} texts but {len(prior)} prior scores")
@@ -483,7 +520,7 @@ def decide_all(
             passed[i] = checked
         else:
             verdicts[i] = Decision(False, gate.reason, checked)
-    scored = _decide_texts(stage, [texts[i] for i in passed])
+    scored = _decide_texts(stage, [texts[i] for i in passed], where)
     for (i, checked), verdict in zip(passed.items(), scored, strict=True):
         if isinstance(verdict, Decision):
             verdict = Decision(verdict.keep, verdict.reason, {**verdict.scores, **checked})
@@ -491,17 +528,32 @@ def decide_all(
     return verdicts  # type: ignore[return-value]  # every slot is filled above
 
 
-def _decide_texts(stage: Stage, texts: list[str]) -> list[Decision | Exception]:
+def _decide_texts(stage: Stage, texts: list[str], where: str | None = None) -> list[Decision | Exception]:
     # The base's score_batch is a loop over score: run that loop here, one guard per text, so a
     # failing text is neither retried with its neighbours nor costs them a second scoring.
-    if stage.batched and texts:
-        try:
-            batch_scores = list(stage.score_batch(texts))
-        except Exception:
-            batch_scores = None  # isolate the culprit below, one document at a time
-        if batch_scores is not None and len(batch_scores) == len(texts):
-            return [_guard(stage.decide, s) for s in batch_scores]
-    return [_guard(stage, text) for text in texts]
+    if not (stage.batched and texts):
+        return [_guard(stage, text) for text in texts]
+    try:
+        batch_scores = list(stage.score_batch(texts))
+    except Exception as err:  # a CUDA error or out of memory: every later batch would fail too
+        raise BatchScoringError(_batch_failure(stage, len(texts), where, err)) from err
+    if len(batch_scores) != len(texts):
+        raise BatchScoringError(
+            f"stage {stage.name} failed on {where or 'a batch'}: its batched scoring of {len(texts):,} "
+            f"documents returned {len(batch_scores):,} scores"
+        )
+    return [_guard(stage.decide, s) for s in batch_scores]
+
+
+def _batch_failure(stage: Stage, n: int, where: str | None, err: Exception) -> str:
+    hint = ""
+    if "out of memory" in str(err).lower():
+        hint = "; a smaller batch (--encoder-batch-size, --batch-rows) needs less memory"
+    return (
+        f"stage {stage.name} failed on {where or 'a batch'}: its batched scoring of {n:,} documents "
+        f"(device {stage.device}) raised {type(err).__name__}: {str(err)[:300]}; the run stops rather "
+        f"than score the batch again one document at a time{hint}"
+    )
 
 
 def _guard(fn, arg) -> Decision | Exception:

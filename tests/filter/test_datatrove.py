@@ -21,7 +21,7 @@ from datatrove.executor import LocalPipelineExecutor, SlurmPipelineExecutor
 
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
 from littlekit.filter.base import Decision, Stage
-from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade
+from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, BatchScoringError, Cascade
 from littlekit.filter.datatrove import (
     ERROR_KEY,
     REASON_KEY,
@@ -85,7 +85,8 @@ def read_jsonl_gz(folder: Path) -> list[dict]:
 
 
 class CountingStage(Stage):
-    """Batch-scored like fastText/encoder: records each batch's size; raises on "boom"."""
+    """Batch-scored like fastText/encoder: records each batch's size; its `decide` raises on a
+    document holding "boom" (one document's error), its batched call on "crash" (the whole batch's)."""
 
     name = "counting"
 
@@ -93,15 +94,17 @@ class CountingStage(Stage):
         self.batches: list[int] = []
 
     def score(self, text: str) -> dict[str, Any]:
-        if "boom" in text:
-            raise ValueError("cannot score boom")
-        return {"n_chars": len(text)}
+        if "crash" in text:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        return {"n_chars": len(text), "boom": "boom" in text}
 
     def score_batch(self, texts: list[str]) -> list[dict[str, Any]]:
         self.batches.append(len(texts))
         return [self.score(text) for text in texts]
 
     def decide(self, scores: dict[str, Any]) -> Decision:
+        if scores["boom"]:
+            raise ValueError("cannot decide boom")
         return Decision(scores["n_chars"] <= 10, None if scores["n_chars"] <= 10 else "too_long", scores)
 
 
@@ -174,7 +177,7 @@ def test_filter_returns_true_or_false_with_reason_and_tags_the_document():
     assert block.filter(short) is True
     assert block.filter(long) == (False, "too_long")
     assert long.metadata[STAGE_KEY] == "counting" and long.metadata[REASON_KEY] == "too_long"
-    assert short.metadata[SCORES_KEY] == {"counting": {"n_chars": 5}}
+    assert short.metadata[SCORES_KEY] == {"counting": {"n_chars": 5, "boom": False}}
 
 
 def test_run_counts_stats_per_reason_and_writes_dropped_documents(tmp_path):
@@ -192,7 +195,7 @@ def test_run_counts_stats_per_reason_and_writes_dropped_documents(tmp_path):
         ("a very long text indeed", "too_long"),
         ("boom", "stage_error:counting"),
     ]
-    assert written[1]["filter_detail"] == "ValueError: cannot score boom"
+    assert written[1]["filter_detail"] == "ValueError: cannot decide boom"
     assert (tmp_path / "00003.jsonl.gz").is_file()  # one file per task rank
 
 
@@ -203,10 +206,17 @@ def test_batched_stage_is_scored_batch_size_documents_at_a_time():
     assert len(kept) == 10 and stage.batches == [4, 4, 2]
 
 
-def test_a_failing_batch_is_rescored_one_by_one():
+def test_one_documents_error_is_its_own_but_a_failing_batch_call_fails_the_task():
+    # A failing batched call used to be re-scored one document at a time (issue 40: after a CUDA
+    # error every later document failed too); now it raises, naming the stage, task and batch.
     stage = CountingStage()
-    results = LittleKitFilter(stage, batch_size=8).filter_batch(docs("a", "boom", "b"))
-    assert results == [True, (False, "stage_error:counting"), True]
+    block = LittleKitFilter(stage, batch_size=2)
+    assert block.filter_batch(docs("a", "boom", "b")) == [True, (False, "stage_error:counting"), True]
+    where = r"stage counting failed on batch 2 of task 5 \(documents from id '2' to id '3'\)"
+    with pytest.raises(BatchScoringError, match=where) as err:
+        list(block.run(iter(docs("a", "b", "c", "crash")), rank=5))
+    assert "RuntimeError: CUDA error" in str(err.value) and isinstance(err.value.__cause__, RuntimeError)
+    assert stage.batches == [3, 2, 2]  # the failed batch was not scored again one document at a time
 
 
 def test_named_stage_is_built_lazily_and_never_pickled(tmp_path):

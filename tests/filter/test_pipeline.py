@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from littlekit.filter.base import Decision, Stage
-from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade, CascadeReport, decide_all
+from littlekit.filter.cascade import (
+    DROPPED,
+    ERRORED,
+    KEPT,
+    BatchScoringError,
+    Cascade,
+    CascadeReport,
+    decide_all,
+)
 from littlekit.filter.encoder import AGREEMENT_GATE
 from littlekit.filter.registry import (
     StageOptions,
@@ -165,17 +173,22 @@ def test_report_table_dict_and_summary():
     assert "stage_error:no_digits" in text
 
 
-def test_a_failing_batch_is_rescored_one_document_at_a_time():
+def test_a_failing_batch_call_stops_the_run_naming_the_stage_and_the_batch():
+    # It used to be re-scored one document at a time; after a CUDA error or out of memory that
+    # fails every later document too, so the run now stops (issue 40).
     stage = BatchVowelStage()
-    docs = [doc(1, "tree"), doc(2, "boom"), doc(3, "rhythm"), doc(4, "oak")]
-    outcomes = list(Cascade([stage], batch_size=4).run(docs))
-    assert [(o.status, o.reason) for o in outcomes] == [
-        (KEPT, None),
-        (ERRORED, "stage_error:vowels"),
-        (DROPPED, "no_vowels"),
-        (KEPT, None),
-    ]
-    assert stage.batch_calls == 1
+    docs = [doc(1, "tree"), doc(2, "oak"), doc(3, "boom"), doc(4, "rhythm")]
+    run = Cascade([stage], batch_size=2).run(docs)
+    outcomes = []
+    where = r"stage vowels failed on batch 2 \(records from line 3"
+    with pytest.raises(BatchScoringError, match=where) as err:
+        outcomes.extend(run)
+    assert "id '3', to line 4, id '4'" in str(err.value) and "RuntimeError: bad document" in str(err.value)
+    assert isinstance(err.value.__cause__, RuntimeError)  # raised from the original error
+    assert [(o.status, o.line) for o in outcomes] == [(KEPT, 1), (KEPT, 2)]  # the batch before it
+    assert stage.batch_calls == 2  # the failed batch is not retried one document at a time
+    run.report.check()  # the counts of the batches before it still add up
+    assert run.report.read == 2 and "batch 2" in run.report.stopped
 
 
 def test_a_stage_returning_something_else_than_a_decision_is_an_error():

@@ -124,7 +124,9 @@ class LittleKitFilter(_CountedPerTask):
     (a gated stage, the encoder's agreement gate, reads the earlier ones there); a dropped one
     also `filter_stage` and `filter_reason`. A stage that raises on a document drops it with
     reason `stage_error:<stage>` (and counts it under the `errored` stat) instead of failing
-    the whole task.
+    the whole task; a batched scoring call that raises (a CUDA error, out of memory) fails the
+    task with a BatchScoringError naming the stage, the task and the batch (its number in the
+    task, first and last document id), as the cascade does.
     """
 
     type = "🔻 - FILTER"
@@ -176,13 +178,24 @@ class LittleKitFilter(_CountedPerTask):
             clone.__dict__[key] = value if key == "_stage" else copy.deepcopy(value, memo)
         return clone
 
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        self._rank, self._batches = rank, 0  # the task and its batch count, named by a failed batch
+        yield from super().run(data, rank, world_size)
+
     def filter(self, doc: DTDocument) -> bool | tuple[bool, str]:
         return self.filter_batch([doc])[0]
 
     def filter_batch(self, batch: list[DTDocument]) -> list[bool | tuple[bool, str]]:
+        if not batch:
+            return []
         stage = self.stage
+        self._batches = self.__dict__.get("_batches", 0) + 1
         prior = [_scores_of(doc) for doc in batch]  # what a gated stage reads
-        verdicts = decide_all(stage, [doc.text for doc in batch], prior)
+        where = (
+            f"batch {self._batches} of task {self.__dict__.get('_rank', 0)} "
+            f"(documents from id {batch[0].id!r} to id {batch[-1].id!r})"
+        )
+        verdicts = decide_all(stage, [doc.text for doc in batch], prior, where)
         results: list[bool | tuple[bool, str]] = []
         for doc, scores, verdict in zip(batch, prior, verdicts, strict=True):
             if isinstance(verdict, BaseException):
