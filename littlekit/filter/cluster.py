@@ -15,6 +15,7 @@ from littlekit.argtypes import UsageError
 from littlekit.filter.cascade import ErrorLimit
 from littlekit.filter.parser import MAX_WORKERS, SLURM_FLAGS
 from littlekit.filter.paths import check_distinct, folder_files, names_a_file
+from littlekit.filter.registry import StageOptions
 from littlekit.filter.runner import (
     OutputWriteError,
     config_line,
@@ -42,7 +43,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     """The same stages as datatrove blocks, run here (local), on Ray, or submitted to Slurm."""
     _check_datatrove_args(args)
     names = stage_names_from(args.stages)
-    options = options_from_args(args, names)
+    options = _device_for_tasks(args, names, options_from_args(args, names))
     # here, not at the top: only the datatrove runners import datatrove
     from littlekit.filter.datatrove import check_apart, filter_with_datatrove
     from littlekit.filter.datatrove.outputs import OutputInUse
@@ -300,6 +301,25 @@ def _check_datatrove_args(args) -> None:
             raise UsageError(f"with {executor}, {flag} is a folder (of <rank>.jsonl.gz), not a file: {path}")
 
 
+def _device_for_tasks(args, names: list[str], options: StageOptions) -> StageOptions:
+    """The options the tasks get, with the encoder's device fitting the GPUs asked of Slurm: given
+    GPUs and no --device, the encoder runs on "cuda" (so a task whose torch sees no GPU stops,
+    never scores on its CPU); a CUDA --device without GPUs for the tasks is refused here."""
+    gpus = getattr(args, "slurm_gpus_per_task", None)
+    if args.executor != "slurm" or "encoder" not in names:
+        if gpus:
+            say_warning("--slurm-gpus-per-task: no stage of --stages uses a GPU (only the encoder does)")
+        return options
+    device = options.device
+    if gpus and device in (None, "", "auto"):
+        return options.replace(device="cuda")
+    if not gpus and device and str(device).startswith("cuda"):
+        raise UsageError(
+            f"--device {device} with --executor slurm needs GPUs for the tasks: add --slurm-gpus-per-task 1"
+        )
+    return options
+
+
 def _activate_script(venv: Path) -> str:
     """datatrove sources venv_path in each task: a venv folder's bin/activate, or the path as given."""
     script = venv.absolute() / "bin" / "activate"  # tasks may start elsewhere than here
@@ -313,6 +333,7 @@ def _slurm_options(args) -> dict[str, Any]:
         "time": args.slurm_time,
         "cpus_per_task": args.slurm_cpus_per_task,
         "mem_per_cpu_gb": args.slurm_mem_per_cpu_gb,
+        "gpus_per_task": args.slurm_gpus_per_task,
         "venv_path": None if args.slurm_venv is None else _activate_script(args.slurm_venv),
     }
     return {key: value for key, value in given.items() if value is not None}

@@ -15,7 +15,14 @@ DEFAULT_STAGES = "aoa,symbolic"
 DEFAULT_BATCH_ROWS = 10_000
 INPROCESS = "inprocess"
 EXECUTORS = (INPROCESS, "local", "slurm", "ray")
-SLURM_FLAGS = ("slurm_partition", "slurm_time", "slurm_cpus_per_task", "slurm_mem_per_cpu_gb", "slurm_venv")
+SLURM_FLAGS = (
+    "slurm_partition",
+    "slurm_time",
+    "slurm_cpus_per_task",
+    "slurm_mem_per_cpu_gb",
+    "slurm_gpus_per_task",
+    "slurm_venv",
+)
 MAX_WORKERS = 1024  # --workers: processes (local) or tasks at once; more is a typo, not a plan
 RUNNER_FLAGS = ("tasks", "workers", "logging_dir", *SLURM_FLAGS)  # meaningless in-process
 
@@ -205,6 +212,13 @@ def _add_runner_options(p: argparse.ArgumentParser) -> None:
     )
     runner.add_argument("--slurm-cpus-per-task", type=positive_int, metavar="N", help="slurm (default: 1)")
     runner.add_argument("--slurm-mem-per-cpu-gb", type=positive_int, metavar="GB", help="slurm (default: 2)")
+    runner.add_argument(
+        "--slurm-gpus-per-task",
+        type=positive_int,
+        metavar="N",
+        help="slurm: GPUs each task gets (#SBATCH --gpus); the encoder stage then runs on --device, "
+        "cuda unless given, and a task whose torch sees no GPU stops (default: none, the CPU)",
+    )
     runner.add_argument(
         "--slurm-venv",
         type=Path,
