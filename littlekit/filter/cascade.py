@@ -126,6 +126,7 @@ class CascadeReport:
     stage_seconds: Counter = field(default_factory=Counter)
     first_error: dict[str, str] = field(default_factory=dict)  # stage -> the first error's detail
     stopped: str | None = None  # why the run ended before (or failed at) the end of its input
+    precision: dict[str, str] = field(default_factory=dict)  # stage -> what it scored in ("cuda/bfloat16")
 
     def __post_init__(self) -> None:
         for name in self.stages:
@@ -217,6 +218,7 @@ class CascadeReport:
             "errored_by_reason": dict(self.errored_by_reason),
             "first_stage_error": dict(self.first_error),
             "stopped": self.stopped,
+            "precision": dict(self.precision),
         }
 
     def to_table(self):
@@ -383,7 +385,9 @@ class Cascade:
         the input the limit is judged once more. An InputFileError from `records` is raised after
         the outcomes of the records read before it, with `report.stopped` set.
         """
-        return CascadeRun(self, records, report or CascadeReport(self.names), error_limit)
+        report = report or CascadeReport(self.names)
+        report.precision.update(stage_precisions(self.stages))
+        return CascadeRun(self, records, report, error_limit)
 
     def _outcomes(
         self, records: Iterable[Record], report: CascadeReport, error_limit: ErrorLimit | None = None
@@ -483,6 +487,12 @@ class Cascade:
                 done[i] = Outcome(batch[i], DROPPED, stage.name, reason, scores=scores[i])
         report.stage_out[stage.name] += len(kept)
         return kept
+
+
+def stage_precisions(stages: Sequence[Stage]) -> dict[str, str]:
+    """stage -> the precision it scores in, for the stages that say (the encoder's `precision`,
+    e.g. "cpu/float32" or "cuda/bfloat16"): what a run's report records."""
+    return {stage.name: stage.precision for stage in stages if getattr(stage, "precision", None)}
 
 
 def decide_all(

@@ -11,12 +11,14 @@ the released order K5, K8, K12, OOS (class 0 = K5, the class the released `filte
 
 Documents are cut at `max_length` tokens (by default the length the model was fine-tuned at, as
 saved in its tokenizer's `model_max_length`, at most MAX_LENGTH = 2,048 as in the paper), scored
-in padded batches of `batch_size` (BATCH_SIZE) texts of similar length, on CUDA when it is
-available (bf16 autocast there) and on the CPU otherwise. Scores: `band` (argmax), `prob` (its
-probability), `probs` (every band's probability, so notebooks can sweep a threshold on
-`probs["K5"]` without re-scoring) and `n_tokens` (tokens the model saw, after truncation). A text
-without any non-space character is not scored: it is dropped with reason `encoder_empty`, as
-stage 1 drops it with `aoa_empty`.
+in padded batches of `batch_size` (BATCH_SIZE) texts of similar length, on the device asked for
+(index kept: "cuda:1" is cuda:1; `littlekit.filter.encoder_device`), by default on CUDA when it
+is available (bf16 autocast there) and on the CPU otherwise. A run whose precision is not the one
+its thresholds were fitted in (`encoder_fitted_precision`, from filter_config.json) is warned of.
+Scores: `band` (argmax), `prob` (its probability), `probs` (every band's probability, so notebooks
+can sweep a threshold on `probs["K5"]` without re-scoring) and `n_tokens` (tokens the model saw,
+after truncation). A text without any non-space character is not scored: it is dropped with
+reason `encoder_empty`, as stage 1 drops it with `aoa_empty`.
 
 Grade head. When the model directory holds `grade_head.json` (`littlekit.filter.grade_head`,
 which `littlekit fit encoder` writes beside the model it trains), the stage also scores each
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -68,6 +71,13 @@ from littlekit.filter.base import (
     probability_columns,
     probability_or_released,
     top_band_keeps,
+)
+from littlekit.filter.encoder_device import (
+    check_precision,
+    encoder_device,
+    precision_warning,
+    resolve_device,
+    scoring_precision,
 )
 from littlekit.filter.file_checks import model_folder_problem
 from littlekit.grades import BANDS
@@ -203,19 +213,20 @@ class AgreementGate:
         return gate_scores(self.fasttext_band_of(text), self.aoa_band_of(text))
 
 
+class PrecisionWarning(UserWarning):
+    """The encoder scores in another precision than the one its thresholds were fitted in."""
+
+
 def pick_device(device: str | None = None) -> str:
-    """The device to run on: the one asked for, else "cuda" when available, else "cpu"."""
-    if device:
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """The device to run on, as a string with its index kept: the one asked for, else (None or
+    "auto") "cuda" when available, else "cpu"; ValueError for a GPU this machine lacks."""
+    return str(encoder_device(device))
 
 
-def default_attention(device: str) -> str:
+def default_attention(device: Any) -> str:
     """ "sdpa" on CUDA; "eager" on the CPU, where ModernBERT's eager attention measured about twice
     as fast as sdpa for training (torch 2.13 CPU, sequences of ~220 tokens, masks always present)."""
-    return "sdpa" if device.startswith("cuda") else "eager"
+    return "sdpa" if str(device).startswith("cuda") else "eager"
 
 
 def load_encoder(
@@ -227,7 +238,7 @@ def load_encoder(
     """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    device = pick_device(device)
+    device = encoder_device(device)
     local = Path(model_dir_or_id).is_dir()
     try:
         model, info = AutoModelForSequenceClassification.from_pretrained(
@@ -291,21 +302,23 @@ def predict_probs(
     texts: Sequence[str],
     batch_size: int = BATCH_SIZE,
     max_length: int = MAX_LENGTH,
-    device: str | None = None,
+    device: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(probabilities [n, classes], tokens seen [n]) for texts, in their input order.
 
     Texts are scored in batches of similar character length (sorted, then put back) so little
     compute goes to padding; each is cut at `max_length` tokens including [CLS] and [SEP].
+    `device`: where the inputs go, index kept (the model's own device, e.g. "cuda:1"); None: the
+    device of the model's parameters.
     """
     import torch
 
-    device = device or next(model.parameters()).device.type
+    device = resolve_device(device) if device else next(model.parameters()).device
     n_classes = model.config.num_labels
     probs = np.zeros((len(texts), n_classes), dtype=np.float32)
     n_tokens = np.zeros(len(texts), dtype=np.int64)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.startswith("cuda") else nullcontext()
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else nullcontext()
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         encoded = tokenizer(
@@ -340,6 +353,7 @@ class EncoderStage(Stage):
         min_k5_prob: float | None = MIN_K5_PROB,
         prior_gate: PriorGate | None = None,
         grade_head: Any = "auto",
+        fitted_precision: str | None = None,
     ):
         """`model`: a directory or Hub id (loaded with AutoModel/AutoTokenizer), or a loaded model
         passed with its `tokenizer`. `max_length`: None reads the model's training length
@@ -349,7 +363,10 @@ class EncoderStage(Stage):
         default_attention for the device. `min_k5_prob`: None keeps the released rule (argmax K5);
         a number also requires P(K5) >= it (the head's P3(K5) when there is a head). `grade_head`:
         "auto" loads `grade_head.json` from a model directory that has one, "none" (or None) uses no
-        head, a `littlekit.filter.grade_head.GradeHead` is used as given."""
+        head, a `littlekit.filter.grade_head.GradeHead` is used as given. `fitted_precision`: the
+        precision ("cpu/float32") the thresholds were fitted in; scoring in another one warns
+        (PrecisionWarning), None states none. `device`: a device string ("cuda:1" keeps its index;
+        None or "auto": cuda when available, else cpu)."""
         if batch_size < 1 or (max_length is not None and max_length < MIN_MAX_LENGTH):
             raise ValueError(
                 f"batch_size must be >= 1 and max_length >= {MIN_MAX_LENGTH}, got {batch_size}, {max_length}"
@@ -361,8 +378,10 @@ class EncoderStage(Stage):
         else:
             if tokenizer is None:
                 raise ValueError("a loaded model needs its tokenizer")
-            self.model, self.tokenizer = model.to(pick_device(device)).eval(), tokenizer
-        self.device = next(self.model.parameters()).device.type
+            self.model, self.tokenizer = model.to(encoder_device(device)).eval(), tokenizer
+        self.device = str(next(self.model.parameters()).device)  # "cuda:1" stays cuda:1, never "cuda"
+        self.precision = scoring_precision(self.device)
+        self.fitted_precision = fitted_precision
         self.labels = model_labels(self.model)
         self.keep_index = self.labels.index("K5")
         self.batch_size = batch_size
@@ -373,12 +392,17 @@ class EncoderStage(Stage):
         self.grade_head = _grade_head(model, grade_head)
         if loaded_here:
             self.self_check(str(model))
+        warning = precision_warning(self.precision, fitted_precision)
+        if warning:
+            warnings.warn(warning, PrecisionWarning, stacklevel=2)
 
     def self_check(self, where: str = "the encoder") -> None:
         """Score a probe text once at load: ValueError when the model raises or answers with
         probabilities that are not finite (damaged weights that still load)."""
         try:
-            probs, _ = predict_probs(self.model, self.tokenizer, [PROBE_TEXT], 1, self.max_length)
+            probs, _ = predict_probs(
+                self.model, self.tokenizer, [PROBE_TEXT], 1, self.max_length, self.device
+            )
         except Exception as error:
             raise ValueError(
                 f"encoder {where} fails its self check: scoring a probe text raised "
@@ -408,10 +432,11 @@ class EncoderStage(Stage):
                     continue
             to_score.append(i)
         if to_score:
+            chosen = [texts[i] for i in to_score]
             probs, n_tokens = predict_probs(
-                self.model, self.tokenizer, [texts[i] for i in to_score], self.batch_size, self.max_length
+                self.model, self.tokenizer, chosen, self.batch_size, self.max_length, self.device
             )
-            head_p = self._head_p_k5([texts[i] for i in to_score], probs[:, self.keep_index])
+            head_p = self._head_p_k5(chosen, probs[:, self.keep_index])
             for row, i in enumerate(to_score):
                 best = int(np.argmax(probs[row]))
                 results[i].update(
@@ -512,6 +537,7 @@ def _build(options: Any) -> EncoderStage:
         min_k5_prob=options.encoder_min_k5_prob,
         grade_head=options.encoder_grade_head,
         prior_gate=AGREEMENT_GATE if options.encoder_gate == "agree" else None,
+        fitted_precision=options.encoder_fitted_precision,
     )
 
 
@@ -607,7 +633,21 @@ SPEC = StageSpec(
             "argmax (default: {default})",
             choices=GRADE_HEAD_MODES,
         ),
-        Option("device", None, "encoder stage device, e.g. cuda or cpu (default: cuda if available)"),
+        Option(
+            "device",
+            None,
+            "encoder stage device, e.g. cuda, cuda:1 or cpu; auto = cuda if available (default: auto); a "
+            "GPU torch does not see is an error",
+        ),
+        Option(
+            "encoder_fitted_precision",
+            None,
+            "encoder stage: the precision its thresholds were fitted in, DEVICE_TYPE/DTYPE (e.g. "
+            "cpu/float32); scoring in another one warns (default: --artifacts DIR's filter_config.json, "
+            "else not stated)",
+            metavar="PRECISION",
+            check=check_precision,
+        ),
     ),
     artifacts=(
         Artifact(

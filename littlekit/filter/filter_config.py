@@ -6,6 +6,12 @@ own), with a note of how it was chosen; a threshold not set is the released rule
 `littlekit.filter.artifacts.stage_options_from_artifacts` reads it, so
 `littlekit filter --stages all --artifacts DIR` applies it; `littlekit.fit.operating_point` chooses
 it out of fold on training labels.
+
+A point also states the precision each model stage's scores were computed in when its thresholds
+were fitted (`fitted_precision`, stage -> "DEVICE_TYPE/DTYPE"; the encoder's: CPU fp32, where
+every fit so far ran, and what a file written before the field existed is taken to mean). The
+encoder reads it as its `encoder_fitted_precision` option and warns when it scores in another
+precision (bf16 on CUDA moves P(K5) by about 0.01: `littlekit.filter.encoder_device`).
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ from typing import Any
 import numpy as np
 
 from littlekit.filter.base import Option, StageSpec
+from littlekit.filter.encoder_device import PRECISION_CPU, check_precision
 from littlekit.filter.registry import stage_specs
 
 FILTER_CONFIG = "filter_config.json"
-POINT_FIELDS = ("thresholds", "chosen_on", "target", "details")
+POINT_FIELDS = ("thresholds", "chosen_on", "target", "details", "fitted_precision")
+FITTED_PRECISION = {"encoder": PRECISION_CPU}  # where the thresholds were fitted, unless a point says
+PRECISION_OPTION = "{stage}_fitted_precision"  # the stage option that receives a stage's precision
 
 
 @dataclass(frozen=True, init=False)
@@ -49,6 +58,7 @@ class OperatingPoint:
     chosen_on: str
     target: float | None
     details: dict[str, Any]
+    fitted_precision: dict[str, str]
 
     def __init__(
         self,
@@ -56,6 +66,7 @@ class OperatingPoint:
         chosen_on: str = "released rules (top band K5)",
         target: float | None = None,
         details: Mapping[str, Any] | None = None,
+        fitted_precision: Mapping[str, str] | None = None,
         **by_option: float | None,
     ) -> None:
         specs = stage_specs()
@@ -89,6 +100,8 @@ class OperatingPoint:
         object.__setattr__(self, "chosen_on", chosen_on)
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "details", dict(details or {}))
+        precision = FITTED_PRECISION if fitted_precision is None else fitted_precision
+        object.__setattr__(self, "fitted_precision", _checked_precision(precision, specs))
 
     def __getattr__(self, option: str) -> float | None:
         """A threshold by its option name (None: not set, the released rule)."""
@@ -110,14 +123,19 @@ class OperatingPoint:
             if option.threshold
         }
 
-    def stage_options(self, stages: Collection[str]) -> dict[str, float | None]:
-        """The StageOptions fields this point sets for the named stages."""
-        return {
-            option: value
-            for stage in stage_specs()
-            if stage in stages
-            for option, value in self.thresholds.get(stage, {}).items()
-        }
+    def stage_options(self, stages: Collection[str]) -> dict[str, Any]:
+        """The StageOptions fields this point sets for the named stages: their thresholds and, for
+        a stage with thresholds here and a `<stage>_fitted_precision` option, the precision they
+        were fitted in."""
+        options: dict[str, Any] = {}
+        for stage, spec in stage_specs().items():
+            if stage not in stages or not self.thresholds.get(stage):
+                continue
+            options.update(self.thresholds[stage])
+            option = PRECISION_OPTION.format(stage=stage)
+            if stage in self.fitted_precision and any(o.name == option for o in spec.options):
+                options[option] = self.fitted_precision[stage]
+        return options
 
     def describe(self) -> str:
         """One line: the thresholds and where they come from."""
@@ -187,6 +205,17 @@ def _checked(option: Option, value: Any) -> float | None:
         raise ValueError(f"{option.name} must be a number or null, got {value!r}")
     value = option.checked(value)
     return value if option.point_check is None else option.point_check(option.name, value)
+
+
+def _checked_precision(precision: Any, specs: Mapping[str, StageSpec]) -> dict[str, str]:
+    """fitted_precision as a point holds it: stage -> "DEVICE_TYPE/DTYPE", each stage known."""
+    if not isinstance(precision, Mapping):
+        raise ValueError(f"fitted_precision must be an object of stage -> precision, got {precision!r}")
+    unknown = sorted(set(precision) - set(specs))
+    if unknown:
+        raise ValueError(f"fitted_precision names unknown stage(s) {', '.join(unknown)}")
+    checked = {stage: check_precision(f"fitted_precision of {stage}", v) for stage, v in precision.items()}
+    return {stage: value for stage, value in checked.items() if value is not None}
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

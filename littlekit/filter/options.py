@@ -193,7 +193,7 @@ def config_values_not_applied(
     for option, stage in path_options().items():
         if given.get(option) is None or stage not in stages:
             continue
-        for name, value in point.stage_options([stage]).items():
+        for name, value in point.for_stage(stage).items():  # its thresholds, the numbers
             if value is not None and given.get(name) is None:
                 lines.append(
                     f"{flag(option)} replaces the {stage} stage's file of --artifacts {artifacts}, so its "

@@ -128,6 +128,7 @@ SETTINGS = {
         "attn_implementation": "encoder_attn_implementation",
         "min_k5_prob": "encoder_min_k5_prob",
         "grade_head": "encoder_grade_head",
+        "fitted_precision": "encoder_fitted_precision",
     },
     SymbolicStage: {"families": "symbolic_families"},
     FrequencyStage: {"min_beyond_score": "min_beyond_score", "min_blocked_share": "min_blocked_share"},
@@ -205,6 +206,7 @@ def test_the_encoder_factory_passes_every_encoder_option_at_construction(monkeyp
         "encoder_attn_implementation": "sdpa",
         "encoder_min_k5_prob": 0.4,
         "encoder_grade_head": "none",
+        "encoder_fitted_precision": "cpu/float32",
         "device": "cpu",
     }
     (stage,) = build_stages("encoder", options)
@@ -215,6 +217,7 @@ def test_the_encoder_factory_passes_every_encoder_option_at_construction(monkeyp
         "attn_implementation": "sdpa",
         "min_k5_prob": 0.4,
         "grade_head": "none",
+        "fitted_precision": "cpu/float32",
         "device": "cpu",
         "prior_gate": AGREEMENT_GATE,
     }

@@ -30,6 +30,7 @@ RESERVED_KEYS = (SCORES_KEY, STAGE_KEY, REASON_KEY, DETAIL_KEY, ERROR_KEY)  # wh
 FOREIGN_PREFIX = "input_"  # an input field under a reserved name is kept as input_<name>
 BUILDS_STAT = "stage_builds"  # filter stat: the stage was built in this task (first use in its process)
 BUILD_SECONDS_STAT = "stage_build_seconds"
+PRECISION_STAT = "stage_precision:"  # + what a built stage scores in (the encoder's "cuda/bfloat16")
 INPUT = "input"  # the name under which unreadable records are counted and written
 NAME_PREFIX = "littlekit "
 DEFAULT_BATCH = 256
@@ -161,6 +162,9 @@ class LittleKitFilter(_CountedPerTask):
             if seconds is not None:
                 self.stat_update(BUILDS_STAT)
                 self.stat_update(BUILD_SECONDS_STAT, value=seconds, unit="build")
+                precision = getattr(self._stage, "precision", None)
+                if precision:
+                    self.stat_update(PRECISION_STAT + precision)
         return self._stage
 
     def __getstate__(self) -> dict[str, Any]:

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from littlekit.filter.cascade import STAGE_ERROR, CascadeReport
-from littlekit.filter.datatrove.blocks import BUILD_SECONDS_STAT, BUILDS_STAT, INPUT, NAME_PREFIX
+from littlekit.filter.datatrove.blocks import (
+    BUILD_SECONDS_STAT,
+    BUILDS_STAT,
+    INPUT,
+    NAME_PREFIX,
+    PRECISION_STAT,
+)
 
 
 def datatrove_report(logging_dir: str | os.PathLike) -> CascadeReport:
@@ -46,6 +52,11 @@ def datatrove_report(logging_dir: str | os.PathLike) -> CascadeReport:
             else:
                 report.dropped_by_stage[name][reason] += n
         passed = report.stage_out[name]
+        precisions = sorted(
+            label.removeprefix(PRECISION_STAT) for label in counts if label.startswith(PRECISION_STAT)
+        )
+        if precisions:  # the workers' builds of the stage; more than one when they differed
+            report.precision[name] = ", ".join(precisions)
     report.kept = passed
     return report
 
