@@ -23,6 +23,10 @@ PRECISION_CPU = "cpu/float32"  # the precision every fit so far scored its thres
 SCORE_SHIFT = 0.01  # about how far bf16 autocast moves P(K5) from the CPU's fp32 (issue 40)
 
 
+class DeviceUnavailable(ValueError):
+    """A device this machine does not have: the machine's fault, not the model's (no rebuild helps)."""
+
+
 def resolve_device(device: str | Any | None = None):
     """The torch.device a device string names, its index kept ("cuda:1" -> cuda:1); None, "" or
     "auto": cuda when torch sees a GPU, else cpu. Checks nothing about the machine (see
@@ -35,22 +39,22 @@ def resolve_device(device: str | Any | None = None):
 
 
 def require_device(device):
-    """`device` (a torch.device) when this machine has it; ValueError when it is a CUDA device and
-    torch sees no GPU, or fewer than its index needs."""
+    """`device` (a torch.device) when this machine has it; DeviceUnavailable (a ValueError) when it
+    is a CUDA device and torch sees no GPU, or fewer than its index needs."""
     import torch
 
     if device.type != "cuda":
         return device
     if not torch.cuda.is_available():
         build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
-        raise ValueError(
+        raise DeviceUnavailable(
             f"encoder device {device} asks for a GPU, but torch {torch.__version__} ({build}) sees none: "
             "install a CUDA build of torch on this machine, give the Slurm tasks a GPU "
             "(--slurm-gpus-per-task 1), or pass --device cpu"
         )
     count = torch.cuda.device_count()
     if device.index is not None and device.index >= count:
-        raise ValueError(
+        raise DeviceUnavailable(
             f"encoder device {device} does not exist: torch sees {count} GPU(s) here "
             f"(cuda:0 to cuda:{count - 1}; CUDA_VISIBLE_DEVICES renumbers them from 0)"
         )

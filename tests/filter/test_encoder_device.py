@@ -25,6 +25,7 @@ from littlekit.filter.datatrove.blocks import LittleKitFilter
 from littlekit.filter.encoder import EncoderStage, PrecisionWarning, pick_device
 from littlekit.filter.encoder_device import (
     PRECISION_CPU,
+    DeviceUnavailable,
     encoder_device,
     precision_warning,
     resolve_device,
@@ -67,7 +68,7 @@ def test_a_device_string_keeps_its_index_up_to_the_inputs_device():
 def test_a_cuda_device_without_a_gpu_is_a_clear_error_not_a_cpu_run():
     for device in ("cuda", "cuda:1"):
         expected = rf"encoder device {device} asks for a GPU, but torch .* sees none"
-        with pytest.raises(ValueError, match=expected):
+        with pytest.raises(DeviceUnavailable, match=expected):
             encoder_device(device)
         with pytest.raises(ValueError, match="asks for a GPU"):
             pick_device(device)  # what the encoder's fit uses too
