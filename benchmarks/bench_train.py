@@ -67,7 +67,8 @@ def rate(tokens: int, wall: float, cpu: float) -> dict[str, float]:
 def run_ours(
     args, paths: dict[str, str], optimizer: str, run_dir: Path, compile: bool = False
 ) -> tuple[dict, list[float]]:
-    from littlekit.lm.train import TrainConfig, train
+    from littlekit.lm.train.config import TrainConfig
+    from littlekit.lm.train.loop import train
 
     steps = args.warmup + args.steps
     result = train(
@@ -129,7 +130,7 @@ def first_step_gaps(args, paths: dict[str, str]) -> tuple[float, float]:
     on shift_labels), from the same initial weights on the first batch: the arithmetic itself,
     apart from how rounding grows over many steps."""
     from littlekit.lm.shards import BatchLoader
-    from littlekit.lm.train import make_loss
+    from littlekit.lm.train.fused_loss import make_loss
 
     input_ids, labels = next(BatchLoader(paths["train"], args.seq_len, args.batch, args.seed))
     ours, theirs = fresh_model(args, paths).train(), fresh_model(args, paths).train()

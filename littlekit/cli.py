@@ -27,7 +27,8 @@ from typing import Any
 from littlekit import __version__
 from littlekit.argtypes import Parser, UsageError
 
-# command -> (module, function adding its parser to the subparsers, function running it, help)
+# command -> (module, function adding its parser to the subparsers, function running it, help);
+# a function named "other.module:name" is taken from that module instead
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "filter": (
         "littlekit.filter.command",
@@ -54,8 +55,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "write a Slurm + torchrun script for training on N x 8 GPUs, with its cost estimate",
     ),
     "train": (
-        "littlekit.lm.train",
-        "add_train_parser",
+        "littlekit.lm.train.command",
+        "littlekit.lm.train.config:add_train_parser",
         "run_train_command",
         "train a Qwen3 model on token shards (Muon + AdamW, WSD schedule, DDP/FSDP under torchrun)",
     ),
@@ -157,9 +158,8 @@ def _no_command(parser: argparse.ArgumentParser) -> int:
 
 def _add_lazy(subparsers, command: str, module: str, add_name: str, run_name: str) -> None:
     try:
-        loaded = importlib.import_module(module)
-        getattr(loaded, add_name)(subparsers)
-        run = getattr(loaded, run_name)
+        _function(module, add_name)(subparsers)
+        run = _function(module, run_name)
     except Exception as exc:
         problem = f"`littlekit {command}` is unavailable: {type(exc).__name__}: {exc}"
         stub = subparsers.add_parser(command, add_help=False)
@@ -167,6 +167,11 @@ def _add_lazy(subparsers, command: str, module: str, add_name: str, run_name: st
         stub.set_defaults(handler=lambda args: _raise(RuntimeError(problem)))
         return
     subparsers.choices[command].set_defaults(handler=run)
+
+
+def _function(module: str, name: str) -> Any:
+    other, _, name = name.rpartition(":")
+    return getattr(importlib.import_module(other or module), name)
 
 
 def _raise(exc: Exception):

@@ -18,7 +18,6 @@ PKG = ROOT / "littlekit"
 
 # package -> why its __init__.py may re-export its submodules' names
 FACADES = {
-    "littlekit.lm.train": "the training entry points (config, loop, launch) in one import",
     "littlekit.filter.datatrove": "the datatrove blocks, pipeline and report in one import",
 }
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from littlekit.experiments.compare import paired_changes
-from littlekit.lm.train import CONFIG_JSON, TrainConfig
+from littlekit.lm.train.config import CONFIG_JSON, TrainConfig
 
 DEFAULT_SIZES: tuple[str, ...] = ("pico", "nano", "micro")
 GRADE_GROUPS: dict[str, tuple[str, ...]] = {

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from littlekit.lm.matched_corpora import MatchedShards
-from littlekit.lm.train import TrainConfig
+from littlekit.lm.train.config import TrainConfig
 from littlekit.paper import number
 
 

@@ -20,7 +20,8 @@ from littlekit.evals.seen import TrainingText, seen_items
 from littlekit.lm.matched_corpora import exposure_records, prepare_matched_shards
 from littlekit.lm.shards import TokenShards
 from littlekit.lm.tokenizer import train_tokenizer
-from littlekit.lm.train import TrainConfig, train
+from littlekit.lm.train.config import TrainConfig
+from littlekit.lm.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 

@@ -17,7 +17,7 @@ from littlekit.experiments.scaling import (
     recipe_at_size,
     size_lifts,
 )
-from littlekit.lm.train import TrainConfig
+from littlekit.lm.train.config import TrainConfig
 
 
 def test_the_recipe_is_read_back_and_only_size_and_folder_change(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from littlekit.experiments.tokenizer_ablation import retokenized_recipe
 from littlekit.lm.matched_corpora import MatchedShards
-from littlekit.lm.train import TrainConfig
+from littlekit.lm.train.config import TrainConfig
 
 
 def shards(root: Path) -> MatchedShards:

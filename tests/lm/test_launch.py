@@ -131,8 +131,7 @@ def test_the_trainer_parses_what_launch_generates():
     """The real `littlekit train` parser reads the generated arguments back into our settings."""
     import argparse
 
-    train_module = pytest.importorskip("littlekit.lm.train")  # until the trainer is committed
-    add_train_parser, config_from_args = train_module.add_train_parser, train_module.config_from_args
+    from littlekit.lm.train.config import add_train_parser, config_from_args
 
     plan = make_plan(LaunchConfig(size="0.6B", tokens=10**9, data=["/root"], mix="paper-cooloff",
                                   tokenizer="/tok", run_dir="/runs/x", parallel="fsdp"))  # fmt: skip
@@ -159,7 +158,6 @@ def test_check_script_reports_missing_paths_and_refused_arguments():
         "the script needs --data (a path on the cluster)",
         "the script needs --tokenizer (a path on the cluster)",
     ]
-    pytest.importorskip("littlekit.lm.train")  # until the trainer is committed
     for bad in (dict(mix="no-such-mix"), dict(train_extra=["--no-such-flag"])):
         plan = make_plan(
             LaunchConfig(size="nano", tokens=10**6, seq_len=512, data=["/d"], tokenizer="/t", **bad)

@@ -25,8 +25,7 @@ from littlekit.argtypes import Parser
 from littlekit.cli import main
 from littlekit.lm import launch_command
 from littlekit.lm.launch import LaunchConfig, make_plan, plan_lines, slurm_script, train_argv
-from littlekit.lm.train import add_train_parser, config_from_args
-from littlekit.lm.train.config import model_override
+from littlekit.lm.train.config import add_train_parser, config_from_args, model_override
 
 BASE = ["launch", "--size", "nano", "--tokens", "1M", "--seq-len", "512", "--data", "/d", "--tokenizer", "/t",
         "--run-dir", "/r"]  # fmt: skip

@@ -13,14 +13,9 @@ from train_data import make_train_data
 
 from littlekit.lm.optim import ADAMW, MUON, MuonAdamW, WSDSchedule, split_parameters, wsd_schedule
 from littlekit.lm.sizes import build_model, optimizer_split, qwen3_config
-from littlekit.lm.train import (
-    TrainConfig,
-    accumulation_steps,
-    config_from_args,
-    parse_source,
-    train,
-    train_side_by_side,
-)
+from littlekit.lm.train.checks import accumulation_steps
+from littlekit.lm.train.config import TrainConfig, config_from_args, parse_source
+from littlekit.lm.train.loop import train, train_side_by_side
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
@@ -240,7 +235,7 @@ def test_launch_arguments_parse_as_train_arguments():
     import argparse
 
     from littlekit.lm.launch import LaunchConfig, make_plan, train_argv
-    from littlekit.lm.train import add_train_parser
+    from littlekit.lm.train.config import add_train_parser
 
     launch = LaunchConfig(size="nano", tokens=10**6, seq_len=256, global_batch=32, micro_batch=4,
                           data=["/d"], val_data="/v", tokenizer="/t", run_dir="/r", parallel="fsdp",
@@ -259,7 +254,7 @@ def test_launch_arguments_parse_as_train_arguments():
 def test_fused_linear_cross_entropy_matches_logits_then_cross_entropy():
     import torch.nn.functional as F
 
-    from littlekit.lm.train import linear_cross_entropy
+    from littlekit.lm.train.fused_loss import linear_cross_entropy
 
     generator = torch.Generator().manual_seed(0)
     hidden = torch.randn(3, 50, 16, generator=generator, requires_grad=True)

@@ -19,7 +19,8 @@ import pytest
 import torch
 from train_data import make_train_data
 
-from littlekit.lm.train import TrainConfig, train
+from littlekit.lm.train.config import TrainConfig
+from littlekit.lm.train.loop import train
 
 STEPS = 4
 SHAPE = {"seq_len": 32, "global_batch": 4, "max_steps": STEPS, "eval_every": 2, "size": "nano",

@@ -278,7 +278,8 @@ def test_the_good_inputs_pass_the_checks(inputs):
     """The cases above fail on what they break, not on the rest of the command line."""
     import argparse
 
-    from littlekit.lm.train import add_train_parser, check_inputs, config_from_args
+    from littlekit.lm.train.checks import check_inputs
+    from littlekit.lm.train.config import add_train_parser, config_from_args
 
     parser = argparse.ArgumentParser()
     add_train_parser(parser.add_subparsers())

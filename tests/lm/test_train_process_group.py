@@ -22,9 +22,10 @@ import torch.distributed as dist
 from train_data import make_train_data
 
 from littlekit.lm.sizes import build_model, qwen3_config
-from littlekit.lm.train import TrainConfig, train
 from littlekit.lm.train.checkpoint import load_trainer_state, process_group_timeout
+from littlekit.lm.train.config import TrainConfig
 from littlekit.lm.train.distributed import autocast, fsdp_mixed_precision, setup, wrap_model
+from littlekit.lm.train.loop import train
 from littlekit.lm.train.metrics import model_flops_utilization, rate_fields
 
 pytestmark = pytest.mark.usefixtures("one_thread")

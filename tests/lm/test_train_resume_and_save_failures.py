@@ -20,7 +20,8 @@ from test_train_run_safety import snapshot, tiny_config, train_argv
 from train_data import make_train_data
 
 from littlekit.cli import main
-from littlekit.lm.train import CheckpointError, train
+from littlekit.lm.train.checkpoint import CheckpointError
+from littlekit.lm.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 

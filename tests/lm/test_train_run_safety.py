@@ -25,9 +25,10 @@ from train_data import make_train_data
 from littlekit.cli import main
 from littlekit.lm.launch import LaunchConfig, make_plan, parse_slurm_time, plan_lines
 from littlekit.lm.shards import ShardError, TokenShards
-from littlekit.lm.train import TrainConfig, TrainingDiverged, train
 from littlekit.lm.train import checkpoint as checkpoint_module
 from littlekit.lm.train import loop as loop_module
+from littlekit.lm.train.config import TrainConfig
+from littlekit.lm.train.loop import TrainingDiverged, train
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
@@ -354,7 +355,7 @@ def test_a_read_only_run_dir_fails_before_any_work(data, tmp_path, capsys):
 
 def test_the_write_check_sees_a_folder_it_cannot_write(tmp_path, monkeypatch):
     """(as root too) what a read-only folder answers, through the check itself."""
-    from littlekit.lm.train import check_writable
+    from littlekit.lm.train.checks import check_writable
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")

@@ -11,8 +11,17 @@ import pytest
 
 from littlekit.argtypes import Parser, UsageError, fraction
 from littlekit.lm import launch, launch_command
-from littlekit.lm.train import TrainConfig, add_train_parser, config_from_args, setting
-from littlekit.lm.train.config import default_of, field_argv, flag_of, option, setting_argv
+from littlekit.lm.train.config import (
+    TrainConfig,
+    add_train_parser,
+    config_from_args,
+    default_of,
+    field_argv,
+    flag_of,
+    option,
+    setting,
+    setting_argv,
+)
 
 REQUIRED = ["--data", "/d", "--tokenizer", "/t", "--run-dir", "/r"]
 LAUNCH = [

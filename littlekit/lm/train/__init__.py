@@ -56,63 +56,9 @@ Under several processes the group's timeout covers rank 0 writing a checkpoint
 The package: `config` (TrainConfig and the command line generated from its fields), `checks`,
 `distributed` (processes, devices, DDP/FSDP2), `fused_loss`, `checkpoint` (save, resume),
 `metrics` (validation, metrics.jsonl, progress), `loop` (the steps) and `command` (`littlekit
-train`). Everything public is importable from here, as it was when this was one module.
+train`). Each name is imported from the module that defines it, e.g.
+
+    from littlekit.lm.train.config import TrainConfig
+    from littlekit.lm.train.loop import train
 """
 
-from littlekit.lm.train.checkpoint import KEPT_ON_RESUME, CheckpointError, load_trainer_state, resolve_resume
-from littlekit.lm.train.checks import (
-    accumulation_steps,
-    check_config,
-    check_fresh_run_dir,
-    check_inputs,
-    check_seq_len,
-    check_writable,
-)
-from littlekit.lm.train.command import run_train_command, summary_lines
-from littlekit.lm.train.config import (
-    BEST,
-    CONFIG_JSON,
-    COUNT,
-    LAST,
-    MAX_COUNT,
-    MAX_SEED,
-    METRICS,
-    MIXES,
-    OPTIMIZERS,
-    PARALLEL,
-    PRECISIONS,
-    RESULTS,
-    STATE_JSON,
-    STATE_PT,
-    STEPS,
-    Flag,
-    TrainConfig,
-    TrainResult,
-    add_setting_flags,
-    add_train_parser,
-    config_from_args,
-    parse_source,
-    setting,
-    setting_argv,
-)
-from littlekit.lm.train.fused_loss import CHUNK_ELEMENTS, chunk_rows, linear_cross_entropy, make_loss
-from littlekit.lm.train.loop import (
-    TrainingDiverged,
-    build_model,
-    build_optimizer,
-    build_schedule,
-    train,
-    train_side_by_side,
-)
-
-__all__ = [
-    "BEST", "CHUNK_ELEMENTS", "CONFIG_JSON", "COUNT", "KEPT_ON_RESUME", "LAST", "MAX_COUNT", "MAX_SEED",
-    "METRICS", "MIXES", "OPTIMIZERS", "PARALLEL", "PRECISIONS", "RESULTS", "STATE_JSON", "STATE_PT", "STEPS",
-    "CheckpointError", "Flag",
-    "TrainConfig", "TrainResult", "TrainingDiverged", "accumulation_steps", "add_setting_flags",
-    "add_train_parser", "build_model", "build_optimizer", "build_schedule", "check_config",
-    "check_fresh_run_dir", "check_inputs", "check_seq_len", "check_writable", "chunk_rows",
-    "config_from_args", "linear_cross_entropy", "load_trainer_state", "make_loss", "parse_source",
-    "resolve_resume", "run_train_command", "setting", "setting_argv", "summary_lines", "train",
-    "train_side_by_side",
-]  # fmt: skip
