@@ -76,7 +76,7 @@ class Bench:
 
     def make_input(self, copies: int) -> None:
         from littlekit.analysis.throughput import enlarge_jsonl
-        from littlekit.filter.datatrove import shard_jsonl
+        from littlekit.filter.datatrove.pipeline import shard_jsonl
 
         shutil.rmtree(self.work / "shards", ignore_errors=True)
         self.docs = enlarge_jsonl(self.source, self.work / "input.jsonl", copies)
@@ -85,11 +85,9 @@ class Bench:
         self.copies = copies
 
     def run(self, workers: int) -> dict:
-        from littlekit.filter.datatrove import (
-            clear_stage_cache,
-            datatrove_stage_builds,
-            filter_with_datatrove,
-        )
+        from littlekit.filter.datatrove.blocks import clear_stage_cache
+        from littlekit.filter.datatrove.pipeline import filter_with_datatrove
+        from littlekit.filter.datatrove.report import datatrove_stage_builds
 
         out = self.work / f"workers-{workers}"
         shutil.rmtree(out, ignore_errors=True)

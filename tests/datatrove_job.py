@@ -19,7 +19,7 @@ from pathlib import Path
 
 from datatrove.pipeline.base import PipelineStep
 
-from littlekit.filter.datatrove import build_datatrove_pipeline, run_datatrove
+from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline, run_datatrove
 
 
 class Sleep(PipelineStep):

@@ -2,8 +2,7 @@
 defines it (or a submodule of X), no littlekit module re-exports another's names, and littlekit's
 modules import each other without a cycle.
 
-The only re-exports allowed are the package facades in FACADES: an `__init__.py` that gathers a
-package's public API, so that a notebook or a user writes one short import.
+No package `__init__.py` gathers its submodules' names (no facades): a name has one import path.
 """
 
 from __future__ import annotations
@@ -15,12 +14,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "littlekit"
-
-# package -> why its __init__.py may re-export its submodules' names
-FACADES = {
-    "littlekit.filter.datatrove": "the datatrove blocks, pipeline and report in one import",
-}
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -88,8 +81,6 @@ def test_names_are_imported_from_the_module_that_defines_them():
         for lineno, node in _littlekit_imports(code):
             if not (isinstance(node, ast.ImportFrom) and node.module in MODULES):
                 continue
-            if node.module in FACADES:
-                continue
             for alias in node.names:
                 if alias.name == "*" or f"{node.module}.{alias.name}" in MODULES:
                     continue  # a star import is test_no_module_re_exports_names's to judge
@@ -109,21 +100,31 @@ def _module_level(tree: ast.Module) -> list[ast.stmt]:
     return nodes
 
 
+def _used_names(tree: ast.Module) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _gathers_names(path: Path, tree: ast.Module, node: ast.stmt) -> bool:
+    """A package's __init__ importing a littlekit name it never uses: a facade gathering names for
+    others to import from there (ruff does not flag unused imports in an __init__)."""
+    if path.name != "__init__.py" or not isinstance(node, ast.ImportFrom) or not node.module:
+        return False
+    used = _used_names(tree)
+    return node.module.startswith("littlekit") and any((a.asname or a.name) not in used for a in node.names)
+
+
 def test_no_module_re_exports_names():
-    facades = {MODULES[name] for name in FACADES}
     bad = []
     for name, path in MODULES.items():
-        if path in facades:
-            continue
         lines = path.read_text(encoding="utf-8").splitlines()
         for node in _module_level(TREES[name]):  # an import inside a function loads, it re-exports nothing
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             star = isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
             noqa = any("noqa: F401" in lines[i - 1] for i in range(node.lineno, node.end_lineno + 1))
-            if star or noqa:
+            if star or noqa or _gathers_names(path, TREES[name], node):
                 bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
-    assert not bad, "re-exports outside the facades:\n" + "\n".join(bad)
+    assert not bad, "re-exports (import these names from their own modules instead):\n" + "\n".join(bad)
 
 
 def _imports(tree: ast.Module) -> set[str]:

@@ -448,7 +448,7 @@ def datatrove_speedup(
     worker the caller must be a script guarded by `if __name__ == "__main__":` (the
     executor's workers re-import it).
     """
-    from littlekit.filter.datatrove import filter_with_datatrove, shard_jsonl
+    from littlekit.filter.datatrove.pipeline import filter_with_datatrove, shard_jsonl
 
     if tasks < max(workers):
         raise ValueError(f"tasks ({tasks}) must be at least the largest worker count ({max(workers)})")

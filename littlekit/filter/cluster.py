@@ -45,8 +45,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     names = stage_names_from(args.stages)
     options = _device_for_tasks(args, names, options_from_args(args, names))
     # here, not at the top: only the datatrove runners import datatrove
-    from littlekit.filter.datatrove import check_apart, filter_with_datatrove
     from littlekit.filter.datatrove.outputs import OutputInUse
+    from littlekit.filter.datatrove.pipeline import check_apart, filter_with_datatrove
 
     try:
         check_apart(args.inp, args.out, args.rejected, args.logging_dir)

@@ -160,7 +160,7 @@ def test_a_science_clue_in_the_training_text_is_never_scored(pair, tmp_path):
     """A clue planted in a copy of LittleLearner's training shards: both Jeopardy evaluations skip it."""
     import shutil
 
-    from littlekit.evals import jeopardy as jp
+    from littlekit.evals.jeopardy.evaluation import evaluate_generation, evaluate_likelihood, unseen_clues
     from littlekit.lm.shards import write_shards
 
     best, _ = pair
@@ -177,9 +177,9 @@ def test_a_science_clue_in_the_training_text_is_never_scored(pair, tmp_path):
     write_shards(["Did you know? " + clues["clue"][0] + ". Plants are green."], tokenizer, shards)
     (copy / "training_data.json").write_text(json.dumps({"shards": [str(shards)]}))
     model, tokenizer = load_causal_lm(copy)
-    generated = jp.evaluate_generation(model, tokenizer, clues, max_new_tokens=4)
-    scored = jp.evaluate_likelihood(model, tokenizer, clues)
+    generated = evaluate_generation(model, tokenizer, clues, max_new_tokens=4)
+    scored = evaluate_likelihood(model, tokenizer, clues)
     assert list(generated["clue"]) == [clues["clue"][1]] and len(scored) == 1
     both = {"LittleLearner": (model, tokenizer), "UNFILTERED": best["UNFILTERED"]}
-    kept, seen = jp.unseen_clues(both, clues)
+    kept, seen = unseen_clues(both, clues)
     assert len(kept) == 1 and seen.by_model == {"LittleLearner": 1, "UNFILTERED": 0}

@@ -177,7 +177,8 @@ def test_all_five_stages_from_a_directory_in_process_and_in_datatrove(tmp_path):
 
     import torch
 
-    from littlekit.filter.datatrove import build_datatrove_pipeline, datatrove_report, run_datatrove
+    from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline, run_datatrove
+    from littlekit.filter.datatrove.report import datatrove_report
     from littlekit.io import read_documents
 
     torch.set_num_threads(1)

@@ -22,21 +22,23 @@ from datatrove.executor import LocalPipelineExecutor, SlurmPipelineExecutor
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
 from littlekit.filter.base import Decision, Stage
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, BatchScoringError, Cascade
-from littlekit.filter.datatrove import (
+from littlekit.filter.datatrove.blocks import (
     ERROR_KEY,
     REASON_KEY,
     SCORES_KEY,
     STAGE_KEY,
     LittleKitFilter,
-    LittleKitJsonlReader,
     RecordErrorFilter,
+)
+from littlekit.filter.datatrove.pipeline import (
     build_datatrove_pipeline,
-    datatrove_report,
     expand_stages,
     make_executor,
     run_datatrove,
     shard_jsonl,
 )
+from littlekit.filter.datatrove.readers import LittleKitJsonlReader
+from littlekit.filter.datatrove.report import datatrove_report
 from littlekit.filter.registry import build_stages, known_stages
 from littlekit.io import read_documents
 
@@ -419,7 +421,7 @@ def test_slurm_submission_script_and_the_pickled_job_that_runs_on_a_node(tmp_pat
 
 
 def test_filter_with_datatrove_returns_the_checked_report_of_a_local_run(tmp_path):
-    from littlekit.filter.datatrove import filter_with_datatrove
+    from littlekit.filter.datatrove.pipeline import filter_with_datatrove
 
     inp = write_input(tmp_path / "in" / "docs.jsonl", n_demo=10)
     report = filter_with_datatrove(

@@ -31,7 +31,7 @@ import littlekit.filter.datatrove.blocks as blocks  # the module whose stage cac
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
 from littlekit.filter.base import Decision, Stage
 from littlekit.filter.cascade import DROPPED, ERRORED, KEPT, Cascade
-from littlekit.filter.datatrove import (
+from littlekit.filter.datatrove.blocks import (
     DETAIL_KEY,
     ERROR_KEY,
     REASON_KEY,
@@ -39,12 +39,9 @@ from littlekit.filter.datatrove import (
     STAGE_KEY,
     LittleKitFilter,
     RecordErrorFilter,
-    build_datatrove_pipeline,
-    datatrove_report,
-    datatrove_stage_builds,
-    run_datatrove,
-    shard_jsonl,
 )
+from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline, run_datatrove, shard_jsonl
+from littlekit.filter.datatrove.report import datatrove_report, datatrove_stage_builds
 from littlekit.filter.datatrove.writers import make_writer as _writer
 from littlekit.filter.registry import build_stages
 from littlekit.io import read_documents

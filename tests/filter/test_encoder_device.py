@@ -20,8 +20,8 @@ import torch
 from littlekit.cli import main
 from littlekit.filter.base import Decision, Stage
 from littlekit.filter.cascade import ERRORED, KEPT, BatchScoringError, Cascade
-from littlekit.filter.datatrove import make_executor
 from littlekit.filter.datatrove.blocks import LittleKitFilter
+from littlekit.filter.datatrove.pipeline import make_executor
 from littlekit.filter.encoder import EncoderStage, PrecisionWarning, pick_device
 from littlekit.filter.encoder_device import (
     PRECISION_CPU,

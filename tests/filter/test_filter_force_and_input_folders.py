@@ -26,7 +26,8 @@ from test_filter_output_folders_and_input_errors import one_line, run_cli, shard
 
 from littlekit.filter import registry
 from littlekit.filter.base import Decision, Stage, StageSpec
-from littlekit.filter.datatrove import check_apart, make_reader
+from littlekit.filter.datatrove.pipeline import check_apart
+from littlekit.filter.datatrove.readers import make_reader
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

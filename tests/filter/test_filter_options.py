@@ -15,7 +15,8 @@ from test_artifacts import build_dir  # a tiny AoA table, word table and fastTex
 from littlekit.cli import build_parser, main
 from littlekit.filter.artifacts import stage_list, stage_options_from_artifacts
 from littlekit.filter.base import RELEASED, Option
-from littlekit.filter.datatrove import LittleKitFilter, build_datatrove_pipeline
+from littlekit.filter.datatrove.blocks import LittleKitFilter
+from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline
 from littlekit.filter.filter_config import OperatingPoint
 from littlekit.filter.options import flag, option_names, resolve_stage_options
 from littlekit.filter.registry import StageOptions

@@ -545,7 +545,7 @@ def test_absurd_workers_are_refused_and_more_than_tasks_capped(tmp_path, capsys,
 
 
 def test_make_executor_caps_workers_at_the_tasks(tmp_path):
-    from littlekit.filter.datatrove import make_executor
+    from littlekit.filter.datatrove.pipeline import make_executor
 
     assert make_executor([], "local", tasks=2, workers=64, logging_dir=tmp_path).workers == 2
     assert make_executor([], "local", tasks=3, workers=-1, logging_dir=tmp_path).workers == 3

@@ -25,7 +25,9 @@ import pytest
 from datatrove_job import run as run_in_process
 
 from littlekit.config import EMBEDDED_DATA, REPO_ROOT
-from littlekit.filter.datatrove import ResumeRefused, datatrove_report, shard_jsonl
+from littlekit.filter.datatrove.pipeline import shard_jsonl
+from littlekit.filter.datatrove.report import datatrove_report
+from littlekit.filter.datatrove.resume import ResumeRefused
 
 JOB = Path(__file__).parents[1] / "datatrove_job.py"  # beside conftest.py
 TASKS, WORKERS, DOCS_PER_TASK = 8, 2, 40
@@ -152,7 +154,8 @@ def test_killed_run_resumes_to_the_uninterrupted_output(tmp_path):
 
 
 def test_rerun_with_other_settings_is_refused(tmp_path):
-    from littlekit.filter.datatrove import build_datatrove_pipeline, check_manifest, describe_run
+    from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline
+    from littlekit.filter.datatrove.resume import check_manifest, describe_run
 
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_text('{"id": 1, "text": "a cat"}\n', encoding="utf-8")
@@ -175,7 +178,8 @@ def test_rerun_with_other_settings_is_refused(tmp_path):
 
 def test_a_manifest_from_before_input_identities_still_resumes(tmp_path):
     """A run started by a version that recorded only the input files' names (no `inputs`)."""
-    from littlekit.filter.datatrove import MANIFEST, build_datatrove_pipeline, check_manifest, describe_run
+    from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline
+    from littlekit.filter.datatrove.resume import MANIFEST, check_manifest, describe_run
 
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_text('{"id": 1, "text": "a cat"}\n', encoding="utf-8")
@@ -189,7 +193,8 @@ def test_a_manifest_from_before_input_identities_still_resumes(tmp_path):
 
 
 def test_an_input_given_as_one_file_is_identified_by_its_content_too(tmp_path):
-    from littlekit.filter.datatrove import build_datatrove_pipeline, check_manifest, describe_run
+    from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline
+    from littlekit.filter.datatrove.resume import check_manifest, describe_run
 
     (tmp_path / "in").mkdir()
     inp = tmp_path / "in" / "docs.jsonl"
@@ -234,7 +239,7 @@ def test_resume_after_an_input_file_changed_is_refused_and_touches_nothing(tmp_p
     """Start a run (3 of its 8 tasks done), edit an input file keeping its size, resume: refused
     with the file named and what to do, before any output or log file is touched. Then restore
     the file as it was (bytes and time): the resume goes through to the uninterrupted output."""
-    from littlekit.filter.datatrove import build_datatrove_pipeline, run_datatrove
+    from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline, run_datatrove
 
     inp = tmp_path / "input"
     make_input(inp)

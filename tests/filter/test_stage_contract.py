@@ -20,7 +20,7 @@ from littlekit.filter.aoa import OOV_THRESHOLD, P95_MAX_AOA, AoAStage
 from littlekit.filter.base import Decision, PriorGate, Stage
 from littlekit.filter.base import PriorGate as CascadePriorGate
 from littlekit.filter.cascade import DROPPED, KEPT, Cascade, decide_all
-from littlekit.filter.datatrove import SCORES_KEY, LittleKitFilter
+from littlekit.filter.datatrove.blocks import SCORES_KEY, LittleKitFilter
 from littlekit.filter.encoder import (
     AGREEMENT_GATE,
     AgreementGate,

@@ -147,11 +147,11 @@ def test_cache_labels_and_parse_errors_are_scrubbed(tmp_path):
 
 
 def test_chapter_11s_judge_route_keeps_an_echoed_key_out(tmp_path, monkeypatch):
-    """Chapter 11 labels clues through the same backend, cache and label writer (jp.label_clues)."""
+    """Chapter 11 labels clues through the same backend, cache and label writer (label_clues)."""
     import pandas as pd
     from judge_server import JudgeServer, Status
 
-    from littlekit.evals import jeopardy as jp
+    from littlekit.evals.jeopardy.labels import label_clues, save_labels
     from littlekit.judge.openai_backend import OpenAIChatBackend
 
     def answer(body):
@@ -167,9 +167,9 @@ def test_chapter_11s_judge_route_keeps_an_echoed_key_out(tmp_path, monkeypatch):
         backend = OpenAIChatBackend(server.url, "judge-x", api_key_env=KEY_ENV, timeout=5.0,
                                     max_retries=1, backoff_base=0.01)
         with JudgeCache(tmp_path / "judge_cache.sqlite") as cache:
-            labels = jp.label_clues(frame, backend, cache)
+            labels = label_clues(frame, backend, cache)
         assert {r["headers"]["Authorization"] for r in server.requests} == {f"Bearer {KEY}"}
-    jp.save_labels(labels, tmp_path / "labels.jsonl")
+    save_labels(labels, tmp_path / "labels.jsonl")
     assert [r["band"] for r in labels] == ["K5", None]
     assert labels[0]["judge"]["dci"] == "2-PS1"
     assert "Bearer ***" in labels[1]["judge"]["errors"]["ngss_science"]

@@ -5,7 +5,8 @@ the in-process cascade (`littlekit.filter.cascade`) runs, and decides with the s
 gets the same scores, verdict and reason code in a notebook, under `littlekit filter` and on a
 cluster.
 
-    from littlekit.filter.datatrove import build_datatrove_pipeline, datatrove_report, run_datatrove
+    from littlekit.filter.datatrove.pipeline import build_datatrove_pipeline, run_datatrove
+    from littlekit.filter.datatrove.report import datatrove_report
 
     if __name__ == "__main__":          # required: worker processes re-import this script
         pipeline = build_datatrove_pipeline("shards/", "kept/", "aoa,symbolic", rejected_dir="rejected/")
@@ -68,87 +69,3 @@ Layout: `blocks` (the filter blocks and the metadata keys they write), `readers`
 Import the public names from here; the private ones from the submodule that defines them.
 """
 
-from __future__ import annotations
-
-from littlekit.filter.datatrove.blocks import (
-    BUILD_SECONDS_STAT,
-    BUILDS_STAT,
-    DEFAULT_BATCH,
-    DETAIL_KEY,
-    ERROR_KEY,
-    FOREIGN_PREFIX,
-    INPUT,
-    NAME_PREFIX,
-    REASON_KEY,
-    RESERVED_KEYS,
-    SCORES_KEY,
-    STAGE_KEY,
-    LittleKitFilter,
-    RecordErrorFilter,
-    SafeDocStats,
-    clear_stage_cache,
-    set_aside,
-)
-from littlekit.filter.datatrove.outputs import OutputInUse
-from littlekit.filter.datatrove.pipeline import (
-    EXECUTORS,
-    build_datatrove_pipeline,
-    check_apart,
-    expand_stages,
-    filter_with_datatrove,
-    make_executor,
-    run_datatrove,
-    shard_jsonl,
-)
-from littlekit.filter.datatrove.readers import LittleKitJsonlReader, LittleKitParquetReader, make_reader
-from littlekit.filter.datatrove.report import datatrove_report, datatrove_stage_builds
-from littlekit.filter.datatrove.resume import (
-    MANIFEST,
-    ResumeRefused,
-    check_manifest,
-    describe_run,
-    input_identities,
-)
-from littlekit.filter.datatrove.writers import LittleKitJsonlWriter, flat_record, make_writer
-
-__all__ = [
-    "BUILD_SECONDS_STAT",
-    "BUILDS_STAT",
-    "DEFAULT_BATCH",
-    "DETAIL_KEY",
-    "ERROR_KEY",
-    "EXECUTORS",
-    "FOREIGN_PREFIX",
-    "INPUT",
-    "MANIFEST",
-    "NAME_PREFIX",
-    "OutputInUse",
-    "REASON_KEY",
-    "RESERVED_KEYS",
-    "SCORES_KEY",
-    "STAGE_KEY",
-    "LittleKitFilter",
-    "LittleKitJsonlReader",
-    "LittleKitJsonlWriter",
-    "LittleKitParquetReader",
-    "RecordErrorFilter",
-    "ResumeRefused",
-    "SafeDocStats",
-    "build_datatrove_pipeline",
-    "check_apart",
-    "check_manifest",
-    "clear_stage_cache",
-    "datatrove_report",
-    "datatrove_stage_builds",
-    "describe_run",
-    "expand_stages",
-    "filter_with_datatrove",
-    "flat_record",
-    "input_identities",
-    "make_executor",
-    "make_reader",
-    "make_writer",
-    "run_datatrove",
-    "set_aside",
-    "shard_jsonl",
-]
