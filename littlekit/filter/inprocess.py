@@ -14,6 +14,7 @@ from littlekit.argtypes import UsageError
 from littlekit.filter.artifacts import how_to_rebuild
 from littlekit.filter.base import Stage
 from littlekit.filter.cascade import ERRORED, KEPT, Cascade, ErrorLimit, Outcome
+from littlekit.filter.encoder_device import DeviceUnavailable
 from littlekit.filter.options import path_options
 from littlekit.filter.parser import DEFAULT_BATCH_ROWS, RUNNER_FLAGS
 from littlekit.filter.paths import (
@@ -100,6 +101,8 @@ def _build(names: list[str], options: StageOptions) -> list[Stage]:
     for name in names:
         try:
             stages += build_stages([name], options)
+        except DeviceUnavailable as exc:  # the machine lacks the device: no rebuild of the model helps
+            raise UsageError(f"cannot build the stages: {exc}") from None
         except (ValueError, OSError) as exc:  # e.g. an AoA table without the word, aoa columns
             message = f"cannot build the stages: {exc}"
             option = next((option for option, stage in path_options().items() if stage == name), None)

@@ -237,3 +237,16 @@ def test_a_cuda_device_on_slurm_without_gpus_is_refused(tmp_path, monkeypatch, m
     assert _slurm_cli(tmp_path, model_dir, "--device", "cuda") == 2
     assert "needs GPUs for the tasks: add --slurm-gpus-per-task 1" in capsys.readouterr().err
     assert not (tmp_path / "logs" / "launch_script.slurm").exists()
+
+
+def test_the_filter_command_on_a_missing_gpu_blames_the_machine_not_the_model(tmp_path, model_dir, capsys):
+    source = tmp_path / "docs.jsonl"
+    source.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(TEXTS)))
+    code = main([
+        "filter", "--in", str(source), "--out", str(tmp_path / "kept.jsonl"), "--stages", "encoder",
+        "--encoder-model", str(model_dir), "--encoder-gate", "all", "--device", "cuda:1",
+    ])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "asks for a GPU" in err
+    assert "rebuild" not in err and "littlekit fit" not in err  # no model rebuild helps a missing GPU
+    assert not (tmp_path / "kept.jsonl").exists()
