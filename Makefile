@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export MPLBACKEND := Agg
 
-.PHONY: test book notebooks lint data bench clean check-book chromium bytecode
+.PHONY: test book notebooks lint data bench clean check-book chromium bytecode gpu-check
 
 # uv installs the frozen set (constraints.txt) in half pip's time; torch's wheel comes from wherever
 # pip finds it (on these machines the CPU build on disk, which uv does not look for). Without uv
@@ -41,6 +41,13 @@ bytecode: $(STAMP)
 
 test: $(STAMP) chromium bytecode
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=15
+
+# The GPU check (benchmarks/gpu_check.py): bf16 + compile + Muon, resume, the fused loss, stage 3 on
+# CUDA, two processes, FSDP/DDP on several GPUs. On a GPU machine whose python already has a CUDA
+# torch: make gpu-check GPU_PY=python3. REHEARSE=1 runs the same steps on the CPU at toy sizes.
+GPU_PY ?= $(BIN)/python
+gpu-check:
+	PYTHONPATH=. $(GPU_PY) benchmarks/gpu_check.py $(if $(REHEARSE),--rehearse)
 
 lint: $(STAMP)
 	$(BIN)/ruff check littlekit tests benchmarks book notebooks
