@@ -13,7 +13,7 @@ from pathlib import Path
 from littlekit.argtypes import UsageError
 from littlekit.filter.artifacts import how_to_rebuild
 from littlekit.filter.base import Stage
-from littlekit.filter.cascade import ERRORED, KEPT, Cascade, ErrorLimit, Outcome
+from littlekit.filter.cascade import ERRORED, KEPT, BatchScoringError, Cascade, ErrorLimit, Outcome
 from littlekit.filter.encoder_device import DeviceUnavailable
 from littlekit.filter.options import path_options
 from littlekit.filter.parser import DEFAULT_BATCH_ROWS, RUNNER_FLAGS
@@ -189,7 +189,7 @@ def _stream(args, fmt, records, stages, out, rejected, report_path, options, say
     except BaseException:
         kept_out.close(False)
         raise
-    ok = False
+    ok = batch_failed = False
     first_unreadable: Outcome | None = None
     try:
         try:
@@ -209,6 +209,8 @@ def _stream(args, fmt, records, stages, out, rejected, report_path, options, say
                     )
         except InputFileError:  # the cascade set report.stopped; what was read is counted
             pass
+        except BatchScoringError:  # likewise; what was written stays (a GPU run's hours are kept)
+            batch_failed = True
         report = run.report
         source = args.hf_dataset or str(args.inp)
         first = None if first_unreadable is None else _describe(first_unreadable)
@@ -257,6 +259,8 @@ def _stream(args, fmt, records, stages, out, rejected, report_path, options, say
         written = f"{kept_at}" + (f" and {rejected_at}" if rejected_at else "")
         if "could not be read on" in report.stopped:
             hint = "; fix or replace the input file"
+        elif batch_failed:
+            hint = ""  # the stage's own message says what to try
         elif no_document_read(report):
             hint = ""
         else:

@@ -239,6 +239,7 @@ def test_a_cuda_device_on_slurm_without_gpus_is_refused(tmp_path, monkeypatch, m
     assert not (tmp_path / "logs" / "launch_script.slurm").exists()
 
 
+@NO_GPU
 def test_the_filter_command_on_a_missing_gpu_blames_the_machine_not_the_model(tmp_path, model_dir, capsys):
     source = tmp_path / "docs.jsonl"
     source.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(TEXTS)))
@@ -250,3 +251,37 @@ def test_the_filter_command_on_a_missing_gpu_blames_the_machine_not_the_model(tm
     assert code == 2 and "asks for a GPU" in err
     assert "rebuild" not in err and "littlekit fit" not in err  # no model rebuild helps a missing GPU
     assert not (tmp_path / "kept.jsonl").exists()
+
+
+def test_a_batch_failing_midway_keeps_what_was_written_and_the_report(
+    tmp_path, model_dir, monkeypatch, capsys
+):
+    """A CUDA error hours into a run must not throw the kept documents away: the run stops (exit 1)
+    with its partial output and a report saying where it stopped, the counts adding up."""
+    calls = {"n": 0}
+    real = EncoderStage.score_batch
+
+    def fails_on_the_third_batch(self, texts):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("CUDA error: out of memory")
+        return real(self, texts)
+
+    monkeypatch.setattr(EncoderStage, "score_batch", fails_on_the_third_batch)
+    source = tmp_path / "docs.jsonl"
+    source.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(TEXTS * 10)))
+    kept, report = tmp_path / "kept.jsonl", tmp_path / "report.json"
+    code = main([
+        "filter", "--in", str(source), "--out", str(kept), "--stages", "encoder", "--encoder-model",
+        str(model_dir), "--encoder-gate", "all", "--batch-rows", "4", "--report", str(report),
+        "--rejected", str(tmp_path / "rejected.jsonl"),
+    ])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "stage encoder failed on batch 3" in err and "out of memory" in err
+    (written,) = [p for p in tmp_path.iterdir() if p.name.startswith("kept.jsonl")]  # the partial file
+    (reported,) = [p for p in tmp_path.iterdir() if p.name.startswith("report.json")]
+    summary = json.loads(reported.read_text())
+    assert "batch 3" in json.dumps(summary)
+    (dropped,) = [p for p in tmp_path.iterdir() if p.name.startswith("rejected.jsonl")]
+    rows = written.read_text().splitlines() + dropped.read_text().splitlines()
+    assert len(rows) == 8 and not kept.exists()  # batches 1 and 2, whole; never swapped in as final
