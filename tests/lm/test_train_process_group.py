@@ -9,6 +9,7 @@ torchrun's environment variables describe them (fork: no second import of torch)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -22,6 +23,7 @@ import torch.distributed as dist
 from train_data import make_train_data
 
 from littlekit.lm.sizes import build_model, qwen3_config
+from littlekit.lm.train import loop as loop_module
 from littlekit.lm.train.checkpoint import load_trainer_state, process_group_timeout
 from littlekit.lm.train.config import TrainConfig
 from littlekit.lm.train.distributed import autocast, fsdp_mixed_precision, setup, wrap_model
@@ -132,7 +134,7 @@ def _mapped_files(tensor: torch.Tensor) -> list[str]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
-def test_resume_maps_the_trainer_state_from_its_file(tmp_path):
+def test_resume_maps_the_trainer_state_from_its_file_and_the_optimizer_copies_it_out(tmp_path, monkeypatch):
     data = make_train_data(tmp_path / "data", n_train=40, n_val=8)
     config = TrainConfig(data=data["train"], tokenizer=data["tokenizer"], run_dir=str(tmp_path / "run"),
                          seq_len=32, global_batch=2, micro_batch=2, max_steps=2, progress=False)  # fmt: skip
@@ -144,3 +146,20 @@ def test_resume_maps_the_trainer_state_from_its_file(tmp_path):
     state = load_trainer_state(result.last_checkpoint)
     momentum = next(iter(state["optimizer"]["state"].values()))["momentum_buffer"]
     assert _mapped_files(momentum) == [str(state_file)]  # pages of the file, shared between ranks
+    del state, momentum
+
+    # ... but once restored, the optimizer owns its state: a tensor left mapped would pin the file
+    # the next save swaps away (on NFS, `last.old/` could not be deleted and the save after fails)
+    restored = {}
+    real_restore = loop_module.restore
+
+    def keep_optimizer(state, wrapped, optimizer, loader, d):
+        real_restore(state, wrapped, optimizer, loader, d)
+        restored["optimizer"] = optimizer
+
+    monkeypatch.setattr(loop_module, "restore", keep_optimizer)
+    train(dataclasses.replace(config, max_steps=3, resume="auto"))
+    tensors = [value for inner in restored["optimizer"].optimizers for param_state in inner.state.values()
+               for value in param_state.values() if isinstance(value, torch.Tensor)]  # fmt: skip
+    mapped = [f for t in tensors if t.numel() for f in _mapped_files(t) if "trainer_state.pt" in f]
+    assert tensors and not mapped, mapped[:3]

@@ -310,6 +310,19 @@ def restore(state: dict[str, Any], wrapped: torch.nn.Module, optimizer: Any, loa
             f"a resumed run keeps its data: pass the data it was started with, or start a new run"
         ) from None
     set_rng_state(state["rng"], d.device)
+    _own_optimizer_state(optimizer)
+
+
+def _own_optimizer_state(optimizer: Any) -> None:
+    """Copy out any optimizer state still backed by last/'s mapped file: loading keeps some tensors
+    as they came (on the CPU all of them, on a GPU AdamW's `step` scalars), and a tensor still mapped
+    pins the file, which the next save's swap must be able to delete (on NFS a deleted open file
+    lingers as .nfsXXXX and `last.old/` cannot be removed)."""
+    for inner in getattr(optimizer, "optimizers", [optimizer]):
+        for param_state in inner.state.values():
+            for key, value in param_state.items():
+                if isinstance(value, torch.Tensor) and value.device.type == "cpu":
+                    param_state[key] = value.clone()
 
 
 def truncate_metrics(path: Path, step: int) -> None:
