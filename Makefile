@@ -69,6 +69,7 @@ notebooks: $(STAMP) bytecode
 
 book: notebooks
 	$(BIN)/python book/tools/scorecard.py
+	$(BIN)/python book/tools/run_times.py
 	$(BIN)/jupyter-book build .
 	test -f _build/html/index.html
 	@echo "book: $$(pwd)/_build/html/index.html"
