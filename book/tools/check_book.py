@@ -1,13 +1,17 @@
 """Check a built HTML book in headless Chromium (Debian's `chromium`; no browser is downloaded).
 
     python book/tools/check_book.py [--html _build/html] [--out _build/check] [--search littlekit]
+                                    [--config _config.yml]
 
 For every page of the book: it loads without a JavaScript error (uncaught exceptions and
 console errors, through the DevTools protocol), every image it shows has loaded, no code line is
 cut off (a `pre` wider than its box must sit in a box that scrolls), and a full-page screenshot
 goes to <out>/<page>.png. Every internal link and image source of every page must name a file of
-the build. The search page, asked for `--search`, must list at least one page. It prints what it
-checked (pages, images, links, the search) and each problem found, and exits 1 when there is one.
+the build. Every notebook page shows a download button for its .ipynb and Binder, Colab and
+JupyterHub launch buttons that point where the book's `--config` says (`page_buttons`). The
+scorecard and the run-time page must be there and show rows; the search page, asked for
+`--search`, must list at least one page. It prints what it checked (pages, images, links, buttons,
+the search) and each problem found, and exits 1 when there is one.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+
+from page_buttons import PAGE_BUTTONS, Launch, notebook_page_problems
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 PAGE_TIMEOUT_S = 30.0
@@ -52,8 +58,9 @@ CUT_OFF_CODE = """
 BROKEN_IMAGES = "[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
 SEARCH_HITS = "document.querySelectorAll('#search-results li, .search li').length"
 FINDINGS_ROWS = "document.querySelectorAll('.findings tbody tr').length"
-SCORECARD_ROWS = "document.querySelectorAll('article table tbody tr').length"
+TABLE_ROWS = "document.querySelectorAll('article table tbody tr').length"
 SCORECARD_PAGE = Path("book") / "scorecard.html"
+RUN_TIMES_PAGE = Path("book") / "executed" / "run_times.html"  # book/tools/run_times.py writes it
 
 
 def find_chromium() -> str | None:
@@ -261,6 +268,8 @@ class Report:
     search_hits: int = 0
     findings_boxes: int = 0
     scorecard_rows: int = 0
+    run_time_rows: int = 0
+    notebook_pages: int = 0
     problems: list[str] = field(default_factory=list)
 
     def lines(self, search: str) -> list[str]:
@@ -271,6 +280,8 @@ class Report:
             f"search {search!r}: {self.search_hits} result(s)",
             f"chapters ending in a findings box: {self.findings_boxes}",
             f"scorecard rows: {self.scorecard_rows}",
+            f"run-time rows: {self.run_time_rows}",
+            f"notebook pages with their download and launch buttons checked: {self.notebook_pages}",
             *(f"PROBLEM {p}" for p in self.problems),
             "book check passed"
             if not self.problems
@@ -293,21 +304,36 @@ def _redirect(page: Path) -> bool:
 
 
 def book_pages_problems(name: Path, browser: Browser, report: Report) -> list[str]:
-    """A chapter page must show its findings box; the scorecard page must show its rows."""
+    """A chapter page must show its findings box; the scorecard and run-time pages their rows."""
     if name.parent.name == "executed" and name.stem[:2].isdigit():
         if not browser.evaluate(FINDINGS_ROWS):
             return [f"{name}: the chapter shows no findings box"]
         report.findings_boxes += 1
     if name == SCORECARD_PAGE:
-        report.scorecard_rows = int(browser.evaluate(SCORECARD_ROWS) or 0)
+        report.scorecard_rows = int(browser.evaluate(TABLE_ROWS) or 0)
         if not report.scorecard_rows:
             return [f"{name}: the scorecard shows no rows"]
+    if name == RUN_TIMES_PAGE:
+        report.run_time_rows = int(browser.evaluate(TABLE_ROWS) or 0)
+        if not report.run_time_rows:
+            return [f"{name}: the run-time page shows no rows"]
     return []
 
 
-def check(html_root: Path, out: Path, search: str, executable: str) -> Report:
-    """Every check of the module on the build at html_root; screenshots to out."""
-    html_root, report = html_root.resolve(), Report()
+def missing_pages(html_root: Path) -> list[str]:
+    """The pages the book must have: the reproduction scorecard and the run times."""
+    wanted = {SCORECARD_PAGE: "reproduction scorecard", RUN_TIMES_PAGE: "run-time page"}
+    return [
+        f"{page} is missing: the book has no {what}"
+        for page, what in wanted.items()
+        if not (html_root / page).is_file()
+    ]
+
+
+def check(html_root: Path, out: Path, search: str, executable: str, config: Path) -> Report:
+    """Every check of the module on the build at html_root of the book configured by `config`
+    (its _config.yml); screenshots to out."""
+    html_root, report, launch = html_root.resolve(), Report(), Launch.read(config)
     pages = pages_of(html_root)
     if not pages:
         report.problems.append(f"{html_root}: no HTML pages (run `make book` first)")
@@ -334,9 +360,12 @@ def check(html_root: Path, out: Path, search: str, executable: str) -> Report:
                 f"{name}: code line cut off: {line!r}" for line in browser.evaluate(CUT_OFF_CODE) or []
             ]
             report.problems += book_pages_problems(name, browser, report)
+            if launch.is_notebook(name):
+                report.notebook_pages += 1
+                buttons = browser.evaluate(PAGE_BUTTONS)
+                report.problems += notebook_page_problems(name, html_root, launch, buttons)
             browser.screenshot(out / name.with_suffix(".png"))
-        if not (html_root / SCORECARD_PAGE).is_file():
-            report.problems.append(f"{SCORECARD_PAGE} is missing: the book has no reproduction scorecard")
+        report.problems += missing_pages(html_root)
         search_page = html_root / "search.html"
         if not search_page.is_file():
             report.problems.append("search.html is missing")
@@ -364,12 +393,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--search", default="curriculum", help="a word the search must find (default: curriculum)"
     )
+    parser.add_argument(
+        "--config", default="_config.yml", help="the book's configuration (default: _config.yml)"
+    )
     args = parser.parse_args(argv)
     executable = find_chromium()
     if executable is None:
         print("no chromium on PATH: install Debian's chromium (apt-get install chromium)", file=sys.stderr)
         return 2
-    report = check(Path(args.html), Path(args.out), args.search, executable)
+    report = check(Path(args.html), Path(args.out), args.search, executable, Path(args.config))
     print("\n".join(report.lines(args.search)))
     return 1 if report.problems else 0
 
