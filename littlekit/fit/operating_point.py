@@ -258,6 +258,7 @@ def out_of_fold_encoder(
         raise ValueError(f"folds ({len(folds)}) and score ({len(wanted)}) must match labels ({len(labels)})")
     pred = np.full(len(labels), None, dtype=object)
     p_k5 = np.full(len(labels), np.nan)
+    precision = np.full(len(labels), None, dtype=object)  # what the thresholds will be fitted in
     fold_names = sorted(set(folds[wanted].tolist()))
     # One line per fold, not ten per fold's training run (a chapter cross-fits dozens of them)
     progress = Progress(len(fold_names), "cross-fitting the encoder", "folds")
@@ -280,6 +281,7 @@ def out_of_fold_encoder(
                     probs = top_probs(top, frozen, texts)
                     pred[held] = [LABELS[i] for i in probs.argmax(axis=1)]
                     p_k5[held] = probs[:, LABELS.index("K5")]
+                    precision[held] = f"{torch_device_type(frozen.device)}/float32"  # no autocast there
                 else:
                     start = start_from
                     if start is None:
@@ -292,8 +294,26 @@ def out_of_fold_encoder(
                     scores = stage.score_batch(texts)
                     pred[held] = [s["band"] for s in scores]
                     p_k5[held] = [s["probs"]["K5"] if s["probs"] else np.nan for s in scores]
+                    precision[held] = stage.precision
             progress.update(fold=fold)
-    return pd.DataFrame({"enc_pred": pred, "enc_p_k5": p_k5}, index=labels.index)
+    return pd.DataFrame({"enc_pred": pred, "enc_p_k5": p_k5, "enc_precision": precision}, index=labels.index)
+
+
+def torch_device_type(device: Any) -> str:
+    """The type of a device: "cuda" for "cuda:1" or torch.device("cuda", 1)."""
+    return str(device).split(":")[0]
+
+
+def encoder_precision(pool: pd.DataFrame) -> dict[str, str] | None:
+    """The precision the encoder scored `pool` in ({"encoder": "cpu/float32"}), from the
+    enc_precision column out_of_fold_encoder writes; None for scores stored without it (taken as
+    CPU fp32, where every earlier fit ran). Scores of two precisions mixed are refused."""
+    if "enc_precision" not in pool.columns:
+        return None
+    seen = sorted(set(pool["enc_precision"].dropna()))
+    if len(seen) > 1:
+        raise ValueError(f"the encoder's scores mix precisions {seen}: fit the point on scores of one")
+    return {"encoder": seen[0]} if seen else None
 
 
 def joint_sweep(
@@ -546,6 +566,7 @@ def choose_joint(
         target=target,
         max_aoa=max_aoa,
         details=details,
+        fitted_precision=encoder_precision(pool),
     )
     return JointTuning(point, pool, sweep, released, fasttext_only, chosen)
 

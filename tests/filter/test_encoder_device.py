@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import dill
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -285,3 +287,27 @@ def test_a_batch_failing_midway_keeps_what_was_written_and_the_report(
     (dropped,) = [p for p in tmp_path.iterdir() if p.name.startswith("rejected.jsonl")]
     rows = written.read_text().splitlines() + dropped.read_text().splitlines()
     assert len(rows) == 8 and not kept.exists()  # batches 1 and 2, whole; never swapped in as final
+
+
+def _scored_pool(precision: list[str | None]) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = len(precision)
+    band = np.where(np.arange(n) % 2 == 0, "K5", "K12")
+    p = np.clip(np.where(band == "K5", 0.7, 0.3) + rng.normal(0, 0.15, n), 0, 1)
+    return pd.DataFrame({
+        "band": band, "pred": np.where(p > 0.5, "K5", "K12"), "p_k5": p, "source": "web",
+        "fold": np.arange(n) % 5,
+        "enc_pred": np.where(p > 0.45, "K5", "K12"), "enc_p_k5": p, "enc_precision": precision,
+    })  # fmt: skip
+
+
+def test_a_joint_point_states_the_precision_its_encoder_scores_were_made_in():
+    """A fit on a GPU scores stage 3 in bf16: its filter_config.json must say so, not cpu/float32."""
+    from littlekit.fit.operating_point import choose_joint
+
+    on_gpu = choose_joint(_scored_pool(["cuda/bfloat16"] * 200), target=0.1)
+    assert on_gpu.point.fitted_precision == {"encoder": "cuda/bfloat16"}
+    stored_before = _scored_pool([None] * 200).drop(columns="enc_precision")  # scores saved earlier
+    assert choose_joint(stored_before, target=0.1).point.fitted_precision == {"encoder": PRECISION_CPU}
+    with pytest.raises(ValueError, match="mix precisions"):
+        choose_joint(_scored_pool(["cuda/bfloat16", "cpu/float32"] * 100), target=0.1)
