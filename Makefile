@@ -53,7 +53,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check littlekit tests benchmarks book notebooks
 
 # Every page of the built book in headless Chromium: JavaScript errors, images, internal links,
-# search, code lines cut off; a screenshot per page in _build/check/.
+# search, code lines cut off, the download and launch buttons of notebook pages, the run-time
+# page; a screenshot per page in _build/check/.
 check-book: $(STAMP) chromium
 	test -f _build/html/index.html || (echo "no built book: run make book first" && exit 1)
 	$(BIN)/python book/tools/check_book.py --html _build/html --out _build/check

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -243,12 +244,21 @@ def execute(
                 print(f"== {notebook.name} failed (log: {log})", flush=True)
                 failed = True
                 continue
+            record_cpu_seconds(executed_copy(notebook, executed), cpu)
             kept_key(notebook, executed).parent.mkdir(parents=True, exist_ok=True)
             kept_key(notebook, executed).write_text(wanted[notebook.name] + "\n")
             done.add(chapter(notebook))
             print(f"== {notebook.name}: {time.monotonic() - t0:.0f}s wall, {cpu:.0f}s CPU", flush=True)
         time.sleep(0.2)
     return not failed
+
+
+def record_cpu_seconds(copy: Path, cpu: float) -> None:
+    """The CPU seconds a notebook's run took, in its executed copy's metadata (littlekit.cpu_seconds),
+    for the book's run-time page beside papermill's wall time."""
+    notebook = json.loads(copy.read_text(encoding="utf-8"))
+    notebook["metadata"].setdefault("littlekit", {})["cpu_seconds"] = round(cpu, 1)
+    copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def find_notebooks(source: Path) -> list[Path]:

@@ -4,6 +4,7 @@ unchanged set re-executes nothing and a touched notebook re-executes with its de
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -187,6 +188,8 @@ def test_exercises_run_after_their_chapter_into_their_own_folder(notebooks, tmp_
     assert "(4 executed)" in out
     assert re.search(r"== 02_second\.ipynb: \d+s wall, \d+s CPU", out)
     assert re.search(r"== all notebooks: \d+s wall, \d+s CPU \(4 executed\)", out)
+    recorded = json.loads((executed / "exercises" / "ex02_second.ipynb").read_text())["metadata"]
+    assert recorded["littlekit"]["cpu_seconds"] >= 0  # for the book's run-time page
 
 
 def test_a_finished_notebook_reports_the_cpu_its_process_tree_used():
