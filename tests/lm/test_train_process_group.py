@@ -163,3 +163,37 @@ def test_resume_maps_the_trainer_state_from_its_file_and_the_optimizer_copies_it
                for value in param_state.values() if isinstance(value, torch.Tensor)]  # fmt: skip
     mapped = [f for t in tensors if t.numel() for f in _mapped_files(t) if "trainer_state.pt" in f]
     assert tensors and not mapped, mapped[:3]
+
+
+def test_a_gpu_record_carries_mfu_and_peak_memory(monkeypatch):
+    """rate_fields on a (one-rank) CUDA device: the GPU's name picks the peak, the allocator's most
+    held gives peak_mem_gib; a GPU of unknown peak gets no mfu; the CPU gets neither."""
+    from littlekit.lm.train.distributed import Dist
+
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: 3 * 2**30)
+    gpu = Dist(0, 1, 0, torch.device("cuda", 0))
+    loss, fields = rate_fields(gpu, 2.5, 1e5, 1.0, 1e10)  # 1e5 tokens/s x 1e10 FLOPs/token = 1e15 FLOP/s
+    assert loss == 2.5 and fields["tokens_per_s_summed"] == pytest.approx(1e5)
+    assert fields["mfu"] == pytest.approx(1e15 / 989e12) and fields["peak_mem_gib"] == pytest.approx(3.0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA A100-SXM4-80GB")
+    assert "mfu" not in rate_fields(gpu, 2.5, 1e5, 1.0, 1e10)[1]
+    _, on_cpu = rate_fields(Dist(0, 1, 0, torch.device("cpu")), 2.5, 1e5, 1.0, 1e10)
+    assert set(on_cpu) == {"tokens_per_s_summed"}
+
+
+def test_train_gives_the_process_group_the_timeout_sized_to_its_checkpoint(tmp_path, monkeypatch):
+    data = make_train_data(tmp_path / "data", n_train=40, n_val=8)
+    config = TrainConfig(data=data["train"], tokenizer=data["tokenizer"], run_dir=str(tmp_path / "run"),
+                         seq_len=32, global_batch=2, micro_batch=2, max_steps=1, progress=False,
+                         dist_timeout_minutes=45.0)  # fmt: skip
+    seen = []
+    real_setup = loop_module.setup
+
+    def spy(config, timeout=None):
+        seen.append(timeout)
+        return real_setup(config, timeout)
+
+    monkeypatch.setattr(loop_module, "setup", spy)
+    train(config)
+    assert seen == [timedelta(minutes=45)]

@@ -86,8 +86,10 @@ def rate_fields(
     """(the ranks' mean loss, the record's throughput fields) from this rank's loss, tokens and
     seconds since the last record; collective. GPU-only fields are left out on the CPU."""
     rate = rank_tokens / max(seconds, 1e-9)
-    peak = device_peak_flops(d.device) if flops_per_token else None
-    mfu = rate * flops_per_token / peak if peak and flops_per_token else math.nan  # NaN: some rank unknown
+    mfu = None
+    if flops_per_token and d.device.type == "cuda":
+        mfu = model_flops_utilization(rate, flops_per_token, torch.cuda.get_device_name(d.device))
+    mfu = math.nan if mfu is None else mfu  # NaN: some rank's GPU has no known peak, so no mean
     loss, rates, mfus = all_sum([rank_loss, rate, mfu], d)
     fields = {"tokens_per_s_summed": rates}
     if d.device.type == "cuda":
