@@ -104,6 +104,9 @@ def test_wheel_installed_outside_the_checkout_runs_the_filter(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {n for n in names if n.startswith("littlekit/_data/")} == SHIPPED  # nothing else of data/
     assert "littlekit/config.py" in names and "littlekit/filter/command.py" in names
+    tasks = {n for n in names if n.startswith("littlekit/evals/lm_eval_tasks/")}
+    assert "littlekit/evals/lm_eval_tasks/littlekit_clear.yaml" in tasks  # what lm_eval --include_path reads
+    assert "littlekit/evals/lm_eval_tasks/_curriculum_template_yaml" in tasks
 
     # 2. a fresh venv with the wheel; the dependencies through a .pth to this interpreter's packages
     venv = tmp_path / "venv"
