@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -52,12 +53,10 @@ def test_the_fasttext_step_equals_the_recipe_called_directly(tmp_path):
     assert read_operating_point(out).fasttext_min_k5_prob == tuning.point.fasttext_min_k5_prob
 
 
-@pytest.mark.slow
-def test_fit_all_writes_every_artifact_the_full_filter_needs(tmp_path):
+def test_fit_all_writes_every_artifact_the_full_filter_needs(quick_fit_run, tmp_path):
+    """On the session's `fit all` (conftest: the defaults but for the sample sizes), copied."""
+    shutil.copytree(quick_fit_run, tmp_path / "run")
     out = tmp_path / "run" / "artifacts"
-    argv = ["fit", "all", "--out", str(out), "--sample-per-band", "30", "--train-sample-size", "60",
-            "--pool-sample-size", "800"]  # fmt: skip
-    assert main(argv) == 0
     assert artifact_problems(out, "all") == []
     assert (out / "README.md").is_file() and (out / "filter_config.json").is_file()
     assert "over 800 documents" in (out / "README.md").read_text()  # the word table's pools: a sample
