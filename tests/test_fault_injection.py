@@ -91,13 +91,26 @@ def partial_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("*.partial*") if p.is_file())
 
 
+def filter_command(folder: Path) -> list[str]:
+    """The filter over folder's docs.jsonl, its results beside it."""
+    return [*LITTLEKIT, "filter", "--in", str(folder / "docs.jsonl"), "--out", str(folder / "kept.jsonl"),
+            "--stages", "aoa,symbolic", "--rejected", str(folder / "rejected.jsonl"), "--report",
+            str(folder / "report.json"), "--batch-rows", "200", "--quiet"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def filtered(tmp_path_factory) -> Path:
+    """The input and a complete first run's results, made once: each test copies the folder."""
+    folder = tmp_path_factory.mktemp("filtered")
+    filter_input(folder / "docs.jsonl")
+    run_to_end(filter_command(folder), folder)
+    return folder
+
+
 @pytest.mark.parametrize("point", ["partial-exists", "half-written"])
-def test_a_killed_filter_leaves_the_earlier_result_whole(tmp_path, point):
-    docs = filter_input(tmp_path / "docs.jsonl")
-    command = [*LITTLEKIT, "filter", "--in", str(docs), "--out", str(tmp_path / "kept.jsonl"), "--stages",
-               "aoa,symbolic", "--rejected", str(tmp_path / "rejected.jsonl"), "--report",
-               str(tmp_path / "report.json"), "--batch-rows", "200", "--quiet"]  # fmt: skip
-    run_to_end(command, tmp_path)
+def test_a_killed_filter_leaves_the_earlier_result_whole(filtered, tmp_path, point):
+    shutil.copytree(filtered, tmp_path, dirs_exist_ok=True)
+    command = filter_command(tmp_path)
     results = ("kept.jsonl", "rejected.jsonl", "report.json")
     before = {name: digest(tmp_path / name) for name in results}
     full = (tmp_path / "kept.jsonl").stat().st_size + (tmp_path / "rejected.jsonl").stat().st_size
@@ -164,10 +177,18 @@ def the_killed_runs_own(name: str) -> bool:
     return name.endswith(".new") or "/last.tmp/" in name
 
 
+@pytest.fixture(scope="module")
+def finished_run(train_data, tmp_path_factory) -> Path:
+    """A finished 4-step run, made once: each test copies it."""
+    run_dir = tmp_path_factory.mktemp("finished") / "run"
+    run_to_end(train_command(train_data, run_dir, "--max-steps", "4", "--eval-every", "2"), run_dir.parent)
+    return run_dir
+
+
 @pytest.mark.parametrize("point", ["training", "first-checkpoint"])
-def test_a_killed_forced_train_leaves_the_finished_run_whole(train_data, tmp_path, point):
+def test_a_killed_forced_train_leaves_the_finished_run_whole(train_data, finished_run, tmp_path, point):
     run_dir = tmp_path / "run"
-    run_to_end(train_command(train_data, run_dir, "--max-steps", "4", "--eval-every", "2"), tmp_path)
+    shutil.copytree(finished_run, run_dir, symlinks=True)
     before = digest(run_dir)
     command = train_command(train_data, run_dir, "--max-steps", "400", "--save-every", "200",
                             "--eval-every", "400", "--force")  # fmt: skip
@@ -200,15 +221,29 @@ def chapter_2(run_name: str, url: str, out: Path, model: str = "test-judge") -> 
     return command
 
 
-@pytest.mark.parametrize("point", ["calls-started", "most-calls-answered"])
-def test_a_killed_judge_run_leaves_the_earlier_labels_whole(tmp_path, point):
+@pytest.fixture(scope="module")
+def judged_run(tmp_path_factory):
+    """A run whose labels chapter 2's judge route made, made once: each test copies it."""
     pytest.importorskip("papermill")
+    run_name = "pytest-fault-judge-first"
+    run = REPO_ROOT / "runs" / run_name
+    shutil.rmtree(run, ignore_errors=True)
+    try:
+        folder = tmp_path_factory.mktemp("judged")
+        with JudgeServer() as server:
+            run_to_end(chapter_2(run_name, server.url, folder / "first.ipynb"), folder)
+        yield run
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+
+
+@pytest.mark.parametrize("point", ["calls-started", "most-calls-answered"])
+def test_a_killed_judge_run_leaves_the_earlier_labels_whole(judged_run, tmp_path, point):
     run_name = f"pytest-fault-judge-{point}"
     run = REPO_ROOT / "runs" / run_name
     shutil.rmtree(run, ignore_errors=True)
     try:
-        with JudgeServer() as server:
-            run_to_end(chapter_2(run_name, server.url, tmp_path / "first.ipynb"), tmp_path)
+        shutil.copytree(judged_run, run, symlinks=True)
         labels = run / "labels"
         before = digest(labels)
         assert "labels/train_labels.jsonl" in before
