@@ -21,6 +21,12 @@ TRAIN_SMOKE_RUN = "pytest-smoke-training"
 # the curriculum units chapters 16-18 evaluate in the smoke run: two of each band, so every
 # per-band table and verdict cell still runs (all 57 units cost a minute of generation there)
 SMOKE_UNITS = ["count_on", "add_sub_within_10", "negative_results", "whole_number_exponents"]
+# SIDE_BY_SIDE: the jobs run one after the other in the kernel, not in two spawned processes: on the
+# test's core (the other worker has the other) two processes only add their imports, 20 s of CPU a
+# chapter (chapter 9 took 34 s of CPU side by side, 14 s in turn). The spawned path is tested where
+# the library runs the same jobs that way: train_side_by_side in tests/lm/test_train.py, chapter 16's
+# run_jobs in tests/experiments/test_posttraining.py. Chapters 17 and 18 keep theirs: nothing else
+# runs their jobs in spawned processes.
 NOTEBOOKS = [
     ("01_age_of_acquisition.ipynb", {"sample_size": 50, "passages_per_band": 15}),
     ("02_llm_judge.ipynb", {"max_per_band": 60, "sample_per_band": 60}),
@@ -78,6 +84,7 @@ NOTEBOOKS = [
             "max_per_band": 5,
             "seed_count": 2,
             "seed_steps": 2,
+            "side_by_side": False,  # SIDE_BY_SIDE
         },
     ),
     (  # scores chapter 9's checkpoints of the same run; the CoMTA section runs on the test fixture
@@ -107,11 +114,25 @@ NOTEBOOKS = [
     ),
     (  # retrains chapter 9's recipe of the same run at two sizes for a few steps
         "14_scaling.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "sizes": ["pico", "nano"], "max_steps": 2, "per_unit": 1, "n_boot": 50},
+        {
+            "run_name": TRAIN_SMOKE_RUN,
+            "sizes": ["pico", "nano"],
+            "max_steps": 2,
+            "per_unit": 1,
+            "n_boot": 50,
+            "side_by_side": False,  # SIDE_BY_SIDE
+        },
     ),
     (  # retrains chapter 9's recipe of the same run with the single-digit BPE, and the default at its size
         "15_single_digit_tokenizer.ipynb",
-        {"run_name": TRAIN_SMOKE_RUN, "max_steps": 2, "per_unit": 1, "n_boot": 50, "max_val_tokens": 2000},
+        {
+            "run_name": TRAIN_SMOKE_RUN,
+            "max_steps": 2,
+            "per_unit": 1,
+            "n_boot": 50,
+            "max_val_tokens": 2000,
+            "side_by_side": False,  # SIDE_BY_SIDE
+        },
     ),
     (  # SFT and GRPO of chapter 9's pair of the same run, one step each
         "16_post_training.ipynb",
@@ -130,6 +151,7 @@ NOTEBOOKS = [
             "sampled_per_unit": 1,
             "units": SMOKE_UNITS,
             "n_boot": 50,
+            "processes": 1,  # SIDE_BY_SIDE
         },
     ),
     (  # every ICL condition on chapter 16's SFT'd pair of the same run
