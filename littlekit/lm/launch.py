@@ -145,6 +145,7 @@ class TrainArgs:
     run_dir: str | None = None
     parallel: str = "ddp"
     precision: str = "bf16"
+    device: str = "cuda"  # a GPU plan never falls back to the CPU (the trainer's "auto" would)
     activation_checkpointing: bool = False
     save_every: int = 0
     eval_every: int = 0
@@ -254,7 +255,7 @@ class Plan:
             activation_checkpointing=c.activation_checkpointing,
             save_every=self.save_every,
             eval_every=self.eval_every,
-            settings={"device": "cuda", **dict(c.train_settings)},  # a GPU plan never falls back to CPU
+            settings=dict(c.train_settings),
             extra=list(c.train_extra),
         )
 

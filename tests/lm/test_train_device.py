@@ -41,3 +41,17 @@ def test_the_launch_script_asks_for_the_gpus_and_what_a_b200_job_needs():
     if shutil.which("bash"):
         checked = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
         assert checked.returncode == 0, checked.stderr
+
+
+def test_the_launch_command_writes_device_cuda_unless_told_otherwise(capsys):
+    """Through `littlekit launch` itself: its --device flag defaults to the script's cuda, not the
+    trainer's auto (which would train on the CPU of a node whose torch sees no GPU)."""
+    from littlekit.cli import main
+
+    plan = ["launch", "--size", "0.6B", "--tokens", "1B", "--data", "/shards/k5", "--tokenizer", "/tok",
+            "--run-dir", "/r", "--dry-run"]  # fmt: skip
+    assert main(plan) == 0
+    assert "--device cuda" in capsys.readouterr().out
+    assert main([*plan, "--device", "cuda:0"]) == 0
+    out = capsys.readouterr().out
+    assert "--device cuda:0" in out and "--device cuda " not in out
