@@ -77,6 +77,6 @@ tens of milliseconds of CPU. Digits are the ASCII digits 0-9 throughout.
 
 Layout: `patterns` (the regex pieces), `engine` (gates, anchors and `Rule`, the match engine),
 `rules` (the table and the chemical-formula checks), `stage` (`SymbolicStage` and the match
-listings) and `adversarial` (the megabyte strings of the linear-time checks). Every name stays
-importable from `littlekit.filter.symbolic`, as when all of this was one module.
+listings) and `adversarial` (the megabyte strings of the linear-time checks). Each name is
+imported from the module that defines it (`littlekit.filter.symbolic.stage.SymbolicStage`, ...).
 """
