@@ -379,9 +379,10 @@ def add_fit_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument(
         "--labels",
         default=DEFAULT_LABELS,
-        help="comma-separated label sets: judge (the data root's LLM-judge labels with ARC and MathCAMPS "
-        "items, the default), source (the grade-labelled sources), or judge-format JSON-lines files whose "
-        "records carry their text",
+        help=f"comma-separated label sets (default {DEFAULT_LABELS}): judge (the data root's LLM-judge "
+        "labels with ARC and MathCAMPS items), rewrites (K-5 rewrites of judged web passages, training "
+        "only), source (the grade-labelled sources), or judge-format JSON-lines files whose records "
+        "carry their text",
     )
     parser.add_argument(
         "--max-per-band", type=positive_int, default=DEFAULT_MAX_PER_BAND, help="source labels per band"
