@@ -152,7 +152,7 @@ def test_every_field_is_a_launch_flag_with_the_trainers_default():
         name: getattr(config, name) for name in passed if getattr(config, name) != getattr(defaults, name)
     }
     # What a batch script needs and `littlekit train` on a terminal does not; stated in launch --help.
-    assert differ == {"precision": "bf16", "resume": "auto", "progress": False}
+    assert differ == {"precision": "bf16", "device": "cuda", "resume": "auto", "progress": False}
 
 
 def test_every_passed_setting_reaches_the_trainer_from_launch_flags():
