@@ -72,6 +72,12 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "run_eval_command",
         "evaluate a causal LM on a benchmark: littlekit eval --list; littlekit eval NAME --model PATH",
     ),
+    "course": (
+        "littlekit.course.command",
+        "add_course_parser",
+        "run_course_command",
+        "build the course's student and instructor editions (nbgrader), or grade submitted notebooks",
+    ),
     "notebook": (
         "littlekit.analysis.notebook_command",
         "add_notebook_parser",

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "littlekit"
 LEAVES = ("littlekit", "argtypes", "config", "grades", "io", "processes", "progress", "readability",
           "paper", "runs", "stats", "swap", "text")  # fmt: skip
 PACKAGES = ("judge", "databuild", "filter", "fit", "curriculum", "lm", "evals", "experiments", "analysis",
-            "cli")  # fmt: skip
+            "course", "cli")  # fmt: skip
 FLOORS: dict[str, int] = {**dict.fromkeys(LEAVES, 0), **{name: i for i, name in enumerate(PACKAGES, 1)}}
 
 
