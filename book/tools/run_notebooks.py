@@ -13,6 +13,14 @@ and the chapters downstream of it, and an unchanged book re-executes nothing. A 
 key and its log (<executed>/.logs/) is printed. `--force` runs every notebook; `--adopt` runs none
 and keeps keys for the executed copies there are (a book executed before keys were kept).
 
+    python book/tools/run_notebooks.py --only 09 ex09 [--force]   # these and the chapters they read
+    python book/tools/run_notebooks.py --session 6 [--force]      # what session 6 of the course needs
+
+`--only` and `--session` limit the run to the named notebooks (a chapter "09", its exercises "ex09",
+or a file name) and every chapter whose products they read, transitively; the rest is left as it
+is. A session's notebooks are the ones its row of the syllabus's table links to
+(book/course/syllabus.md, `sessions`); `--force` then re-executes just that selection.
+
 Notebooks run as soon as their upstream chapters are done, as many at once as `--cores` allows: a
 single-threaded one (`ONE_CORE`, and every exercise notebook) takes one core, any other takes all
 of them and runs alone. A ready chapter that needs every core holds the queue for the chapters
@@ -27,13 +35,17 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# The course's sessions: the rows of this page's table under "## Sessions" (`sessions`)
+SYLLABUS = ROOT / "book" / "course" / "syllabus.md"
 SHARED_INPUTS = ("littlekit", "data", "pyproject.toml")
 # The chapters each chapter reads run products of (its "Reads" paragraph), by number. Kept by hand;
 # tests/book/test_run_order.py holds it to what the notebooks read and make (run_order.py derives it).
@@ -96,6 +108,71 @@ def upstream_of(number: str, upstream: Mapping) -> tuple[str, ...]:
     if number.startswith("ex") and number[2:] in upstream:
         return (number[2:],)
     raise KeyError(number)
+
+
+def with_upstream(names: Iterable[str], upstream: Mapping) -> list[str]:
+    """The named notebooks ("09", "ex09") and every chapter they read, transitively: chapters in
+    number order, then exercises. KeyError for a name `upstream` does not know."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += upstream_of(name, upstream)
+    return sorted(seen, key=lambda name: (name.startswith("ex"), name))
+
+
+@dataclass(frozen=True)
+class Session:
+    """One session of the course: its number and the notebooks its syllabus row links to."""
+
+    number: int
+    chapters: tuple[str, ...]  # "08", "09"
+    exercises: tuple[str, ...]  # "ex08", "ex09"
+
+
+SESSION_ROW = re.compile(r"^\|\s*(\d+)\s*\|")
+CHAPTER_LINK = re.compile(r"executed/(\d\d)_\w+>")
+EXERCISE_LINK = re.compile(r"executed/exercises/(ex\d\d)_\w+>")
+
+
+def sessions(syllabus: Path = SYLLABUS) -> list[Session]:
+    """The sessions of the syllabus's table (the table under its "## Sessions" heading): each row
+    whose first cell is a number, with the chapter and exercise pages its {doc} links name."""
+    lines = syllabus.read_text(encoding="utf-8").splitlines()
+    try:
+        start = lines.index("## Sessions")
+    except ValueError:
+        raise ValueError(f"{syllabus}: no '## Sessions' heading") from None
+    out = []
+    for line in lines[start + 1 :]:
+        if line.startswith("## "):
+            break
+        row = SESSION_ROW.match(line)
+        if row:
+            chapters = tuple(dict.fromkeys(CHAPTER_LINK.findall(line)))
+            exercises = tuple(dict.fromkeys(EXERCISE_LINK.findall(line)))
+            out.append(Session(int(row.group(1)), chapters, exercises))
+    if not out:
+        raise ValueError(f"{syllabus}: the table under '## Sessions' has no numbered rows")
+    return out
+
+
+def named(name: str) -> str:
+    """A notebook's entry in UPSTREAM from what a reader types: 09, ex09, 09_training, a path."""
+    return Path(name).name.split("_")[0].removesuffix(".ipynb")
+
+
+def selection(notebooks: list[Path], names: Iterable[str], upstream: Mapping) -> list[Path]:
+    """The notebooks named and those of every chapter they read; ValueError naming an unknown one."""
+    known = {chapter(n) for n in notebooks}
+    wanted = [named(name) for name in names]
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise ValueError(f"no notebook {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    needed = set(with_upstream(wanted, upstream))
+    return [n for n in notebooks if chapter(n) in needed]
 
 
 def keys(
@@ -268,6 +345,19 @@ def find_notebooks(source: Path) -> list[Path]:
     )
 
 
+def selected(notebooks: list[Path], only: list[str] | None, session: int | None) -> list[Path]:
+    """The notebooks `--only` and `--session` ask for with the chapters they read; all without them."""
+    if only is None and session is None:
+        return notebooks
+    names = list(only or [])
+    if session is not None:
+        found = {s.number: s for s in sessions(SYLLABUS)}
+        if session not in found:
+            raise ValueError(f"no session {session} in {SYLLABUS}; sessions: {', '.join(map(str, found))}")
+        names += [*found[session].chapters, *found[session].exercises]
+    return selection(notebooks, names, UPSTREAM)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--force", action="store_true", help="execute every notebook")
@@ -280,6 +370,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cores", type=int, default=os.cpu_count() or 1, help="cores to share out (default: this machine's)"
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NOTEBOOK",
+        help="run only these (09, ex09, 09_training.ipynb) and the chapters they read",
+    )
+    parser.add_argument(
+        "--session",
+        type=int,
+        help="run only what this session of the syllabus needs: its chapters, exercises and the "
+        "chapters they read",
+    )
     parser.add_argument("--notebooks", default=str(ROOT / "notebooks"))
     parser.add_argument("--executed", default=str(ROOT / "book" / "executed"))
     args = parser.parse_args(argv)
@@ -287,6 +389,10 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = find_notebooks(source)
     shared = digest([f for name in SHARED_INPUTS for f in files_under(ROOT / name)])
     wanted = keys(notebooks, shared)
+    try:
+        notebooks = selected(notebooks, args.only, args.session)
+    except ValueError as error:
+        parser.error(str(error))
     if args.adopt:
         adopted = [n for n in notebooks if executed_copy(n, executed).is_file()]
         for notebook in adopted:

@@ -10,22 +10,33 @@ after another), headed by the commit, CPU model, cores and date of the build, so
 plan a session. It is written beside the executed notebooks it times, <executed>/run_times.md (its
 links are relative to them; like them it is not committed): nothing on it is typed; `make book`
 rewrites it.
+
+The same run writes <executed>/session_times.md, which the syllabus includes: per session of the
+course (the rows of the syllabus's table, `run_notebooks.sessions`), the chapters and exercises it
+runs, the earlier chapters whose products they read, and the wall time of both, under the same
+header, with the disk the build's environment and run folder take.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run_notebooks import UPSTREAM, upstream_of  # noqa: E402
+from run_notebooks import SYLLABUS, UPSTREAM, Session, sessions, with_upstream  # noqa: E402
 from scorecard import ROOT, build_header, chapter_seconds  # noqa: E402
 
 PAGE_NAME = "run_times.md"
+SESSIONS_PAGE_NAME = "session_times.md"  # included by book/course/syllabus.md
+# What the build's disk line measures: the environment `make` creates and the run folder the
+# book's notebooks write (their default run_name)
+DISK = {"the environment": ROOT / ".venv", "the run folder": ROOT / "runs" / "default"}
 
 
 @dataclass(frozen=True)
@@ -66,19 +77,19 @@ def timings(executed: Path) -> list[Timing]:
 def with_upstream_s(timing: Timing, by_number: dict[str, Timing]) -> float | None:
     """Its wall time plus that of every chapter it reads, transitively; None when one of those
     chapters has no time in this build."""
-    seen: set[str] = set()
-    todo = [timing.stem.split("_")[0]]
-    while todo:
-        number = todo.pop()
-        if number not in seen:
-            seen.add(number)
-            try:
-                todo += upstream_of(number, UPSTREAM)
-            except KeyError:  # a notebook run_notebooks does not know: its upstream is unknown
-                return None
-    if not seen <= by_number.keys():
+    return wall_of([timing.stem.split("_")[0]], by_number)
+
+
+def wall_of(names: list[str], by_number: dict[str, Timing]) -> float | None:
+    """The wall time of these notebooks ("09", "ex09") and every chapter they read, one after
+    another; None when one of them has no time in this build or an unknown upstream."""
+    try:
+        needed = with_upstream(names, UPSTREAM)
+    except KeyError:  # a notebook run_notebooks does not know: its upstream is unknown
         return None
-    return sum(by_number[number].wall_s for number in seen)
+    if not set(needed) <= by_number.keys():
+        return None
+    return sum(by_number[number].wall_s for number in needed)
 
 
 def clock(seconds: float | None) -> str:
@@ -125,7 +136,7 @@ def page_lines(found: list[Timing], header: dict[str, str]) -> list[str]:
         "",
         "*With the chapters it reads* is what a notebook costs from a fresh clone: its own time plus "
         "that of every chapter whose run products it reads, run one after another. Use it to plan "
-        "what students run before a session.",
+        "what students run before a session; the course's syllabus adds them up per session.",
         "",
     ]
     for caption, rows in (("Chapters", chapters), ("Exercises", exercises)):
@@ -134,17 +145,96 @@ def page_lines(found: list[Timing], header: dict[str, str]) -> list[str]:
     return lines
 
 
+def folder_bytes(path: Path) -> int | None:
+    """The disk a folder takes, as du counts it (allocated blocks, each hard-linked file once);
+    None when it is not there."""
+    if not path.is_dir():
+        return None
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for folder, _, files in os.walk(path):
+        for entry in [folder, *(os.path.join(folder, f) for f in files)]:
+            stat = os.lstat(entry)
+            if (stat.st_dev, stat.st_ino) not in seen:
+                seen.add((stat.st_dev, stat.st_ino))
+                total += stat.st_blocks * 512
+    return total
+
+
+def size(n: int | None) -> str:
+    """850 MB, 2.4 GB (powers of 1024, as du -h); "not there" for None."""
+    if n is None:
+        return "not there"
+    if n < 2**30:
+        return f"{n / 2**20:.0f}\u00a0MB"
+    return f"{n / 2**30:.1f}\u00a0GB"
+
+
+def numbers(names: tuple[str, ...] | list[str]) -> str:
+    """08, 09 -> "8, 9"; ex08 -> "8"."""
+    return ", ".join(str(int(name.removeprefix("ex"))) for name in names)
+
+
+def session_row(session: Session, by_number: dict[str, Timing]) -> str:
+    """One row: what the session runs, the earlier chapters it reads, their times, its rebuild option."""
+    own = [*session.chapters, *session.exercises]
+    earlier = [n for n in with_upstream(own, UPSTREAM) if n not in own]
+    own_s = sum(by_number[n].wall_s for n in own) if set(own) <= by_number.keys() else None
+    runs = "; ".join(
+        f"{kind}{'s' if len(names) > 1 else ''} {numbers(names)}"
+        for kind, names in (("chapter", session.chapters), ("exercise page", session.exercises))
+        if names
+    )
+    return (
+        f"| {session.number} | {runs or 'nothing'} | {numbers(earlier) or 'none'} | {clock(own_s)} "
+        f"| {clock(wall_of(own, by_number))} | `--session {session.number}` |"
+    )
+
+
+def session_lines(
+    found: list[Timing], header: dict[str, str], course: list[Session], disk: Mapping[str, int | None]
+) -> list[str]:
+    """The per-session table the syllabus includes (no heading of its own), and the disk line
+    (`disk`: what was measured -> its bytes, None when it is not there)."""
+    by_number = {t.stem.split("_")[0]: t for t in found}
+    used = ", ".join(f"{what} {size(n)}" for what, n in disk.items())
+    return [
+        f"Measured by the build of commit `{header['commit']}` on {header['machine']}, "
+        f"{header['date']} (`book/tools/run_times.py`, from the times on {{doc}}`../executed/run_times`). "
+        "*Its own notebooks* is the wall time of the session's chapters and exercises when the "
+        "chapters they read have already run for the same `run_name`; *from a fresh clone* adds "
+        "those earlier chapters. Both are times one after another; a dash means a notebook has no "
+        "time in this build. *Rebuild* is the option of `book/tools/run_notebooks.py` that runs "
+        "exactly these notebooks.",
+        "",
+        "| session | runs | reads the products of chapters | its own notebooks | from a fresh clone "
+        "| rebuild |",
+        "|---|---|---|---:|---:|---|",
+        *(session_row(session, by_number) for session in course),
+        "",
+        f"Disk on the build machine after the build: {used}.",
+        "",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executed", type=Path, default=ROOT / "book" / "executed")
+    parser.add_argument("--syllabus", type=Path, default=SYLLABUS, help="the course's sessions")
     args = parser.parse_args(argv)
     page = args.executed / PAGE_NAME
     found = timings(args.executed)
     if not found:
         print(f"no timed notebooks in {args.executed}: run the notebooks first", file=sys.stderr)
         return 1
-    page.write_text("\n".join(page_lines(found, build_header())), encoding="utf-8")
+    header = build_header()
+    page.write_text("\n".join(page_lines(found, header)), encoding="utf-8")
     print(f"run times: {len(found)} notebooks -> {page}")
+    course = sessions(args.syllabus)
+    disk = {f"{what} `{path.relative_to(ROOT)}/`": folder_bytes(path) for what, path in DISK.items()}
+    session_page = args.executed / SESSIONS_PAGE_NAME
+    session_page.write_text("\n".join(session_lines(found, header, course, disk)), encoding="utf-8")
+    print(f"session times: {len(course)} sessions -> {session_page}")
     return 0
 
 
