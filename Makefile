@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export MPLBACKEND := Agg
 
-.PHONY: test book notebooks lint data bench clean check-book chromium bytecode gpu-check
+.PHONY: test book notebooks lint data bench clean check-book chromium bytecode gpu-check course
 
 # uv installs the frozen set (constraints.txt) in half pip's time; torch's wheel comes from wherever
 # pip finds it (on these machines the CPU build on disk, which uv does not look for). Without uv
@@ -74,6 +74,13 @@ book: notebooks
 	$(BIN)/jupyter-book build .
 	test -f _build/html/index.html
 	@echo "book: $$(pwd)/_build/html/index.html"
+
+# The course's two editions of every exercise notebook (littlekit.course, with nbgrader): course/student/
+# (answers blanked, hidden tests and instructor cells left out), course/instructor/ (everything) and
+# nbgrader's folder course/nbgrader/. Grade a folder of submissions SUBS/<student>/<notebook>.ipynb
+# with `.venv/bin/littlekit course grade SUBS --out grades` (scores.csv, predictions.csv, feedback/).
+course: $(STAMP)
+	$(BIN)/littlekit course build --out course
 
 # Rebuild data/ from the real files (needs a checkout of the shared data).
 data: $(STAMP)
