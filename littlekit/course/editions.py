@@ -170,15 +170,19 @@ def _check_hidden_markers(where: str, source: str) -> None:
         raise CourseError(f"{where}: unbalanced '{HIDDEN_BEGIN}' / '{HIDDEN_END}'")
 
 
-def nbgrader_source(notebook: nbformat.NotebookNode, assignment: str) -> nbformat.NotebookNode:
+def nbgrader_source(notebook: nbformat.NotebookNode, assignment: str,
+                    keep_instructor: bool = False) -> nbformat.NotebookNode:
     """The notebook in nbgrader's source format: answers between solution markers, tests as locked
-    graded cells, setup cells locked, the parameters and prediction cells left for the student, and
-    the instructor's cells left out."""
+    graded cells, setup cells locked, the parameters and prediction cells left for the student; the
+    instructor's cells are kept only for the instructor edition (nbgrader's source leaves them out,
+    so the student edition never has them)."""
     source = copy.deepcopy(notebook)
     kept = []
     for index, cell in enumerate(source.cells):
         cell_tags = tags(cell)
         if INSTRUCTOR in cell_tags:
+            if keep_instructor:
+                kept.append(cell)
             continue
         grade_id = f"{assignment}_cell{index}"
         if SOLUTION in cell_tags:

@@ -1,6 +1,7 @@
 """Build the course's editions and grade submissions with nbgrader, on the instructor's machine.
 
-`build_course` writes, for each exercise notebook, the instructor edition (the notebook itself), the
+`build_course` writes, for each exercise notebook, the instructor edition (the notebook with nbgrader's
+cell ids and solution markers), the
 student edition (nbgrader's release: answers blanked, hidden tests and instructor cells left out)
 and nbgrader's course folder (source, release, gradebook). `grade_submissions` grades a folder of
 submitted notebooks, `<folder>/<student>/<notebook>.ipynb`, with nbgrader's autograder, one
@@ -93,13 +94,16 @@ def _build_one(path: Path, course: Path) -> None:
     if source_dir.exists():
         shutil.rmtree(source_dir)
     source_dir.mkdir(parents=True)
-    nbformat.write(nbgrader_source(nbformat.read(path, as_version=4), assignment), source_dir / path.name)
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.write(nbgrader_source(notebook, assignment), source_dir / path.name)
     done = run_nbgrader(["generate_assignment", assignment, "--force"], course)
     release = course / NBGRADER_DIR / "release" / assignment / path.name
     if done.returncode != 0 or not release.is_file():
         raise GradingError(f"nbgrader could not make the student edition of {path.name}:\n{done.stdout}")
     shutil.copyfile(release, course / STUDENT_DIR / path.name)
-    shutil.copyfile(path, course / INSTRUCTOR_DIR / path.name)
+    # the instructor edition: everything, with nbgrader's cell ids, so it can be graded like a submission
+    instructor = nbgrader_source(notebook, assignment, keep_instructor=True)
+    nbformat.write(instructor, course / INSTRUCTOR_DIR / path.name)
 
 
 @dataclass
@@ -234,7 +238,7 @@ def write_feedback(path: Path, scores: list[ExerciseScore]) -> None:
     total, most = sum(s.points for s in scores), sum(s.max_points for s in scores)
     lines = [f"# {scores[0].notebook if scores else path.stem}: {total:g} of {most} points", ""]
     for s in scores:
-        lines.append(f"- Exercise {s.exercise} ({s.title}): {s.points:g} of {s.max_points}, {s.status}"
+        lines.append(f"- {s.title or s.notebook}: {s.points:g} of {s.max_points}, {s.status}"
                      + (f": {s.message}" if s.message else ""))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
