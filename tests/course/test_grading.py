@@ -67,6 +67,8 @@ def graded(course, tmp_path_factory):
     # a wrong answer: counts the passages dropped as kept (consistent, so the public test passes)
     first.source += ('\nsweep["kept"] = sweep["passages"] - sweep["kept"]'
                      '\nsweep["retained"] = 1 - sweep["retained"]')
+    for index in exercises(mixed)[0].tests:  # editing the tests to pass them: nbgrader restores them
+        mixed.cells[index].source = "pass"
     second.source = 'both = pd.DataFrame()\nraise KeyError("Rating.Mean")'
     source = course / NBGRADER_DIR / "source" / NAME / f"{NAME}.ipynb"
     third.source += f"\nprint(open({str(source)!r}).read())  # the key, hidden tests included"
@@ -120,6 +122,7 @@ def test_student_edition_as_handed_out_gets_zero_on_every_exercise(graded):
 
 
 def test_a_wrong_and_an_erroring_answer_get_partial_points_and_both_are_reported(graded):
+    """(The submission also rewrote exercise 1's tests to `pass`: they ran as written all the same.)"""
     rows, out = graded
     got = points(rows, "mixed")
     assert 0 < got[0] < maxima(rows, "mixed")[0]  # the public test passes, the hidden one does not
