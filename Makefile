@@ -71,6 +71,8 @@ notebooks: $(STAMP) bytecode
 book: notebooks
 	$(BIN)/python book/tools/scorecard.py
 	$(BIN)/python book/tools/run_times.py
+	$(BIN)/littlekit course build --out book/executed/course
+	$(BIN)/python book/tools/course_downloads.py
 	$(BIN)/jupyter-book build .
 	test -f _build/html/index.html
 	@echo "book: $$(pwd)/_build/html/index.html"
