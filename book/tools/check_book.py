@@ -9,7 +9,8 @@ cut off (a `pre` wider than its box must sit in a box that scrolls), and a full-
 goes to <out>/<page>.png. Every internal link and image source of every page must name a file of
 the build. Every notebook page shows a download button for its .ipynb and Binder, Colab and
 JupyterHub launch buttons that point where the book's `--config` says (`page_buttons`). The
-scorecard and the run-time page must be there and show rows; the search page, asked for
+scorecard and the run-time page must be there and show rows; the course page must offer both
+editions of every exercise page's notebook for download; the search page, asked for
 `--search`, must list at least one page. It prints what it checked (pages, images, links, buttons,
 the search) and each problem found, and exits 1 when there is one.
 """
@@ -26,6 +27,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -61,6 +63,8 @@ FINDINGS_ROWS = "document.querySelectorAll('.findings tbody tr').length"
 TABLE_ROWS = "document.querySelectorAll('article table tbody tr').length"
 SCORECARD_PAGE = Path("book") / "scorecard.html"
 RUN_TIMES_PAGE = Path("book") / "executed" / "run_times.html"  # book/tools/run_times.py writes it
+COURSE_PAGE = Path("book") / "course" / "instructor.html"  # includes book/tools/course_downloads.py's table
+EXERCISE_PAGES = Path("book") / "executed" / "exercises"
 
 
 def find_chromium() -> str | None:
@@ -320,6 +324,23 @@ def book_pages_problems(name: Path, browser: Browser, report: Report) -> list[st
     return []
 
 
+def course_download_problems(html_root: Path) -> list[str]:
+    """Every exercise page's notebook must be downloadable from the course page in both editions
+    (two download links to files of its name: the student's and the instructor's)."""
+    exercises = sorted((html_root / EXERCISE_PAGES).glob("ex*.html"))
+    page = html_root / COURSE_PAGE
+    if not exercises:
+        return []
+    if not page.is_file():
+        return [f"{COURSE_PAGE} is missing: the book offers no course editions to download"]
+    parser = _References()
+    parser.feed(page.read_text(encoding="utf-8", errors="replace"))
+    downloads = Counter(Path(path).name for link in parser.links
+                        if (path := _internal(link)) and "_downloads/" in path)
+    return [f"{COURSE_PAGE}: no student and instructor edition of {p.stem}.ipynb to download"
+            for p in exercises if downloads[f"{p.stem}.ipynb"] < 2]
+
+
 def missing_pages(html_root: Path) -> list[str]:
     """The pages the book must have: the reproduction scorecard and the run times."""
     wanted = {SCORECARD_PAGE: "reproduction scorecard", RUN_TIMES_PAGE: "run-time page"}
@@ -366,6 +387,7 @@ def check(html_root: Path, out: Path, search: str, executable: str, config: Path
                 report.problems += notebook_page_problems(name, html_root, launch, buttons)
             browser.screenshot(out / name.with_suffix(".png"))
         report.problems += missing_pages(html_root)
+        report.problems += course_download_problems(html_root)
         search_page = html_root / "search.html"
         if not search_page.is_file():
             report.problems.append("search.html is missing")

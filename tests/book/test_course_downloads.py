@@ -46,3 +46,20 @@ def test_a_missing_instructor_edition_or_an_empty_course_is_refused(tmp_path):
     nbformat.write(toy([2]), tmp_path / "course" / "student" / "ex01_toy.ipynb")
     with pytest.raises(SystemExit, match="instructor/ex01_toy.ipynb is missing"):
         course_downloads.download_rows(tmp_path / "course", tmp_path)
+
+
+def test_check_book_names_an_exercise_whose_editions_are_not_offered_for_download(tmp_path):
+    import check_book
+
+    exercises = tmp_path / "book" / "executed" / "exercises"
+    exercises.mkdir(parents=True)
+    for stem in ("ex01_toy", "ex02_toy"):
+        (exercises / f"{stem}.html").write_text("<html></html>")
+    assert check_book.course_download_problems(tmp_path) == [
+        "book/course/instructor.html is missing: the book offers no course editions to download"]
+    (tmp_path / "book" / "course").mkdir()
+    links = "".join(f'<a href="../../_downloads/{h}/ex01_toy.ipynb">e</a>' for h in ("a1", "b2"))
+    links += '<a href="../../_downloads/c3/ex02_toy.ipynb">only one edition</a>'
+    (tmp_path / "book" / "course" / "instructor.html").write_text(f"<html><body>{links}</body></html>")
+    assert check_book.course_download_problems(tmp_path) == [
+        "book/course/instructor.html: no student and instructor edition of ex02_toy.ipynb to download"]
