@@ -41,6 +41,7 @@ class Chapter:
     data_root: Path
     started: float = field(default_factory=time.perf_counter)
     found: list[findings.Finding] = field(default_factory=list)
+    glued: dict[str, str] = field(default_factory=dict)  # what the prose quotes, as it shows it
 
     def seconds(self) -> float:
         """Seconds since the chapter started."""
@@ -49,6 +50,13 @@ class Chapter:
     def glue(self, key: str, value: Any) -> None:
         """Put `value` into the chapter's prose: markdown reads it as `{glue:text}`key``."""
         findings.glue(key, value)
+        self.glued[key] = str(value)
+
+    def show_glued(self) -> None:
+        """Print what the prose quotes, by key: in Jupyter (where `{glue:text}` is not rendered, as in
+        a course edition, which writes the key in code font instead) this is where a reader finds it."""
+        for key, value in self.glued.items():
+            print(f"{key} = {value}")
 
     def glue_paper(self, *names: str) -> None:
         """Glue the paper's numbers (`littlekit.paper.NUMBERS`) as `paper_<name>`, as the paper

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,10 @@ EXERCISE_HEADING = "## Exercise"
 SECTION_ENDS = ("## Discussion", "## Outputs")
 OUTPUT_FOLDER_NAME = "out_dir"  # the exercise notebooks' folder for what the answers write
 NBGRADER_SCHEMA = 3
+# MyST's glue role, rendered by the book only: an edition writes the key in code font instead, and
+# a cell before the first exercise prints each key's value (`Chapter.show_glued`)
+GLUE_ROLE = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)`")
+SHOW_GLUED = "chapter.show_glued()  # the values the instructions quote as `name` (the book shows them)"
 
 
 class CourseError(ValueError):
@@ -106,9 +111,12 @@ def assigned_names(source: str) -> set[str]:
 
 
 def referenced_names(source: str) -> set[str]:
-    """Every name a cell reads."""
-    nodes = ast.walk(ast.parse(source))
-    return {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    """Every name a cell reads that the cell does not bind itself anywhere (a loop, comprehension or
+    lambda variable is the cell's own, whatever the answer left under that name)."""
+    nodes = list(ast.walk(ast.parse(source)))
+    own = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {n.arg for n in nodes if isinstance(n, ast.arg)}
+    return {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - own
 
 
 def _parse(path: Path, index: int, cell: dict) -> None:
@@ -133,7 +141,23 @@ def check_exercise_notebook(path: Path) -> list[Exercise]:
     elsewhere = set().union(*(assigned_names(c.source) for i, c in code if SOLUTION not in tags(c)))
     for ex in found:
         _check_exercise(path, notebook, ex, answers_of[ex.number] - elsewhere)
+        _check_told(path, notebook, ex, answers_of[ex.number] - elsewhere)
     return found
+
+
+def _check_told(path: Path, notebook: nbformat.NotebookNode, ex: Exercise, answer_only: set[str]) -> None:
+    """Every name of the answer that a test reads is named, in code font, in the exercise's text
+    the student sees (its heading or another markdown cell that is not the instructor's): a student
+    cannot be graded on a name nobody told them to assign."""
+    shown = [notebook.cells[ex.heading].source] + [
+        notebook.cells[i].source for i in ex.cells
+        if notebook.cells[i].cell_type == "markdown" and INSTRUCTOR not in tags(notebook.cells[i])
+    ]
+    text = "\n".join(shown)
+    read = set().union(*(referenced_names(notebook.cells[i].source) for i in ex.tests)) & answer_only
+    if untold := sorted(name for name in read if f"`{name}`" not in text):
+        raise CourseError(f"{path.name}: exercise {ex.number} ({ex.title}): its tests read {untold}, "
+                          "which its text never names in code font: tell the student what to assign")
 
 
 def _check_exercise(path: Path, notebook: nbformat.NotebookNode, ex: Exercise, answer_only: set[str]) -> None:
@@ -176,7 +200,7 @@ def nbgrader_source(notebook: nbformat.NotebookNode, assignment: str,
     graded cells, setup cells locked, the parameters and prediction cells left for the student; the
     instructor's cells are kept only for the instructor edition (nbgrader's source leaves them out,
     so the student edition never has them)."""
-    source = copy.deepcopy(notebook)
+    source = _without_glue(copy.deepcopy(notebook))
     kept = []
     for index, cell in enumerate(source.cells):
         cell_tags = tags(cell)
@@ -195,6 +219,21 @@ def nbgrader_source(notebook: nbformat.NotebookNode, assignment: str,
         kept.append(cell)
     source.cells = kept
     return source
+
+
+def _without_glue(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Glue roles in code font, and a cell printing their values before the first exercise."""
+    quoted = False
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and GLUE_ROLE.search(cell.source):
+            cell.source = GLUE_ROLE.sub(r"`\1`", cell.source)
+            quoted = True
+    found = exercises(notebook)
+    if quoted and found:
+        show = nbformat.v4.new_code_cell(SHOW_GLUED)
+        show.id = "show-glued"
+        notebook.cells.insert(found[0].heading, show)
+    return notebook
 
 
 def _nbgrader(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False,

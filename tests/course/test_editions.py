@@ -9,6 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from littlekit.analysis.notebook import Chapter
 from littlekit.config import REPO_ROOT
 from littlekit.course.editions import (
     CourseError,
@@ -26,7 +27,8 @@ def notebook(test: str = "assert answer == 4, 'answer should be four'", points: 
     nb.cells = [
         nbformat.v4.new_code_cell("n = 2", metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell("out_dir = '.'\nhelper = n"),
-        nbformat.v4.new_markdown_cell("## Exercise 1 · Add\n\nPredict the sum."),
+        nbformat.v4.new_markdown_cell(
+            "## Exercise 1 · Add\n\nPredict the sum of {glue:text}`n_shown` and two; assign it to `answer`."),
         nbformat.v4.new_markdown_cell("**Your prediction**: ...", metadata={"tags": ["prediction"]}),
         nbformat.v4.new_code_cell(answer, metadata={"tags": ["hide-cell", "solution"]}),
         nbformat.v4.new_code_cell(test, metadata={"tags": ["autograde"], "littlekit": {"points": points}}),
@@ -66,6 +68,31 @@ def test_a_test_a_blank_answer_could_pass_is_refused_naming_file_and_cell(tmp_pa
     assert "ex99_toy.ipynb" in str(refused.value)
 
 
+def test_a_name_the_tests_read_that_the_text_never_tells_is_refused(tmp_path):
+    nb = notebook(test="assert total == 4, 'the sum'", answer="total = 2 + 2")
+    with pytest.raises(CourseError, match=r"its tests read \['total'\], which its text never names"):
+        check_exercise_notebook(write(nb, tmp_path))
+    nb = notebook(test="assert all(answer == a for a in [answer]), 'the sum'")  # `a` is the test's own
+    check_exercise_notebook(write(nb, tmp_path))
+
+
+def test_glue_is_written_in_code_font_and_printed_before_the_first_exercise():
+    source = nbgrader_source(notebook(), "ex99_toy")
+    heading = next(i for i, c in enumerate(source.cells) if c.source.startswith("## Exercise"))
+    assert "`n_shown`" in source.cells[heading].source and "{glue:" not in source.cells[heading].source
+    assert source.cells[heading - 1].source.startswith("chapter.show_glued()")
+    assert source.cells[heading - 1].metadata.nbgrader["locked"]
+
+
+def test_a_chapter_prints_what_its_prose_quotes(tmp_path, capsys):
+    chapter = Chapter(run=tmp_path, out_dir=tmp_path, data_root=tmp_path)
+    chapter.glue("max_aoa", 11.0)
+    chapter.glue("bands", "K-2, 3-5")
+    capsys.readouterr()  # the glue's own (hidden) display
+    chapter.show_glued()
+    assert capsys.readouterr().out == "max_aoa = 11.0\nbands = K-2, 3-5\n"
+
+
 def test_an_exercise_without_tests_is_refused(tmp_path):
     nb = notebook()
     del nb.cells[5]
@@ -94,7 +121,7 @@ def test_nbgrader_source_blanks_answers_locks_setup_and_tests_and_leaves_instruc
     assert not any("instructor" in c.metadata.get("tags", []) for c in source.cells)
     kept = nbgrader_source(notebook(), "ex99_toy", keep_instructor=True)
     assert any("instructor" in c.metadata.get("tags", []) for c in kept.cells)
-    assert len({c.metadata.nbgrader["grade_id"] for c in source.cells if "nbgrader" in c.metadata}) == 5
+    assert len({c.metadata.nbgrader["grade_id"] for c in source.cells if "nbgrader" in c.metadata}) == 6
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=[p.stem for p in EXERCISES])
