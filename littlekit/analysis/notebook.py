@@ -62,7 +62,7 @@ class Chapter:
         """Glue the paper's numbers (`littlekit.paper.NUMBERS`) as `paper_<name>`, as the paper
         prints them."""
         for name in names:
-            findings.glue(f"paper_{name}", paper.number(name).shown)
+            self.glue(f"paper_{name}", paper.number(name).shown)
 
     def finding(self, claim: str, ours: str, verdict: str, would_change: str, paper_figure: str = "") -> None:
         """Record what this run found for one of the paper's claims (`littlekit.paper.CLAIMS`);

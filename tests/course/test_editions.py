@@ -9,6 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from littlekit import paper
 from littlekit.analysis.notebook import Chapter
 from littlekit.config import REPO_ROOT
 from littlekit.course.editions import (
@@ -88,9 +89,12 @@ def test_a_chapter_prints_what_its_prose_quotes(tmp_path, capsys):
     chapter = Chapter(run=tmp_path, out_dir=tmp_path, data_root=tmp_path)
     chapter.glue("max_aoa", 11.0)
     chapter.glue("bands", "K-2, 3-5")
+    chapter.glue_paper("encoder_max_tokens")
     capsys.readouterr()  # the glue's own (hidden) display
     chapter.show_glued()
-    assert capsys.readouterr().out == "max_aoa = 11.0\nbands = K-2, 3-5\n"
+    shown = paper.number("encoder_max_tokens").shown
+    expected = f"max_aoa = 11.0\nbands = K-2, 3-5\npaper_encoder_max_tokens = {shown}\n"
+    assert capsys.readouterr().out == expected
 
 
 def test_an_exercise_without_tests_is_refused(tmp_path):
