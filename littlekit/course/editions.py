@@ -32,6 +32,12 @@ EXERCISE_HEADING = "## Exercise"
 SECTION_ENDS = ("## Discussion", "## Outputs")
 OUTPUT_FOLDER_NAME = "out_dir"  # the exercise notebooks' folder for what the answers write
 NBGRADER_SCHEMA = 3
+STUDENT_NOTE = (
+    "\n\n**Student edition.** Each answer cell is blank (`raise NotImplementedError()`): write your answer"
+    " there, naming what its exercise's *To hand in* asks for, and run the test cell under it. Some tests are"
+    " hidden and run only when the notebook is graded. Write each prediction in its cell before you run"
+    " anything."
+)
 # MyST's glue role, rendered by the book only: an edition writes the key in code font instead, and
 # a cell before the first exercise prints each key's value (`Chapter.show_glued`)
 GLUE_ROLE = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)`")
@@ -218,6 +224,8 @@ def nbgrader_source(notebook: nbformat.NotebookNode, assignment: str,
             cell.metadata["nbgrader"] = _nbgrader(grade_id, locked=True)
         kept.append(cell)
     source.cells = kept
+    if not keep_instructor and source.cells and source.cells[0].cell_type == "markdown":
+        source.cells[0].source += STUDENT_NOTE
     return source
 
 

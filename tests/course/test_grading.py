@@ -110,6 +110,8 @@ def test_build_writes_both_editions_and_the_student_edition_hides_answers_and_ke
     assert "Expected answer" not in text and "**Rubric" not in text  # instructor cells left out
     assert "pd.concat([retention(lemma, t)" not in text  # exercise 1's answer
     assert "**Your prediction**" in text  # kept for the student to fill
+    assert "**Student edition.**" in student.cells[0].source and "**Student edition.**" not in "\n".join(
+        c.source for c in instructor.cells)
 
 
 def test_instructor_edition_gets_full_points(graded):
