@@ -91,12 +91,17 @@ def build_header() -> dict[str, str]:
 
 
 def cpu_model() -> str:
-    """The CPU's model name, from /proc/cpuinfo where there is one."""
+    """The CPU's model name and widest vector extension, from /proc/cpuinfo where there is one. The
+    extension matters: torch's CPU kernels differ between AVX2 and AVX-512, so a trained model's
+    numbers differ too, and a build is matched only by one on the same kind of CPU."""
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        lines = cpuinfo.read_text(errors="replace").splitlines()
+        name = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), None)
+        flags = next((line.split(":", 1)[1].split() for line in lines if line.startswith("flags")), [])
+        vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else None
+        if name:
+            return f"{name} ({vector})" if vector else name
     return platform.processor() or "unknown CPU"
 
 
