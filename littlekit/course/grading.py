@@ -70,6 +70,7 @@ def run_nbgrader(args: list[str], course: Path, timeout: float | None = None) ->
 def build_course(exercise_dir: Path, course: Path, names: list[str] | None = None) -> list[str]:
     """Write both editions of every exercise notebook (or of `names`) under `course`; returns the
     assignments written. Refuses a course folder that already holds graded submissions."""
+    exercise_dir, course = exercise_dir.resolve(), course.resolve()  # nbgrader's root must be absolute
     graded = course / NBGRADER_DIR / "autograded"
     if graded.is_dir() and any(graded.iterdir()):
         raise GradingError(f"{course} holds graded submissions: build the course into another folder")
@@ -122,7 +123,7 @@ def grade_submissions(submissions: Path, course: Path, out: Path, *, cell_timeou
                       notebook_timeout: int = 3600) -> list[ExerciseScore]:
     """Grade `submissions/<student>/<notebook>.ipynb` against the course built in `course`; write
     scores.csv, predictions.csv and feedback/<student>/<notebook>.md under `out`."""
-    submissions, out = submissions.resolve(), out.resolve()
+    submissions, course, out = submissions.resolve(), course.resolve(), out.resolve()
     if not submissions.is_dir():
         raise GradingError(f"no submissions folder {submissions}")
     if out == submissions or submissions in out.parents:
